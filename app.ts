@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import { type Config, PROJECT_ROOT } from './config.js'
+import authPlugin from './plugins/auth.js'
+import dbPlugin from './plugins/db.js'
+import errorsPlugin, { formatSchemaErrors } from './plugins/errors.js'
+import eventsPlugin from './plugins/events.js'
+import openapiPlugin from './plugins/openapi.js'
+import { parseQueryString } from './plugins/query-string.js'
+import rateLimitPlugin from './plugins/rate-limit.js'
+import healthRoutes from './routes/health/index.js'
+import wardOccupantRoutes from './routes/ward-occupants/index.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config
+  }
+}
+
+const { version } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }
+
+/**
+ * The Fastify options the service depends on: how query strings and bodies are read and
+ * validated. Bodies are never coerced and unknown properties are errors, not silently dropped.
+ */
+export function serverOptions(config: Config): FastifyServerOptions {
+  return {
+    bodyLimit: config.BODY_LIMIT,
+    trustProxy: config.TRUST_PROXY,
+    routerOptions: { querystringParser: parseQueryString },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
+    schemaErrorFormatter: formatSchemaErrors,
+  }
+}
+
+/** The whole service as one plugin. It never listens: server.ts does, tests inject. */
+export default async function app(fastify: FastifyInstance, opts: { config: Config }) {
+  fastify.decorate('config', opts.config)
+  // Only JSON bodies are accepted: without this, text/plain would reach validation as a string.
+  fastify.removeContentTypeParser(['text/plain'])
+
+  await fastify.register(errorsPlugin)
+  await fastify.register(dbPlugin, { path: opts.config.DATABASE_PATH, bedPolicy: opts.config.BED_POLICY })
+  await fastify.register(eventsPlugin)
+  await fastify.register(openapiPlugin, { version })
+  await fastify.register(healthRoutes)
+
+  await fastify.register(async function api(scope) {
+    await scope.register(authPlugin, {
+      failureLimit: opts.config.AUTH_FAILURE_LIMIT,
+      failureWindowMs: opts.config.AUTH_FAILURE_WINDOW_MS,
+    })
+    await scope.register(rateLimitPlugin, {
+      max: opts.config.RATE_LIMIT_MAX,
+      windowMs: opts.config.RATE_LIMIT_WINDOW_MS,
+    })
+    await scope.register(wardOccupantRoutes)
+  })
+}
+
+/** Builds a ready-to-use instance; extra Fastify options (logger, timeouts) come from the caller. */
+export async function buildApp(config: Config, extra: FastifyServerOptions = {}) {
+  const fastify = Fastify({ ...serverOptions(config), ...extra }).withTypeProvider<TypeBoxTypeProvider>()
+  // Registered without encapsulation so the caller sees its decorators (db, tokens, config).
+  await fastify.register(fp(app), { config })
+  await fastify.ready()
+  return fastify
+}

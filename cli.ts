@@ -1,0 +1,163 @@
+#!/usr/bin/env node
+import { realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { Command, InvalidArgumentError, Option } from 'commander'
+import { createAuditLog } from './db/audit.js'
+import { type Database, openDatabase } from './db/connection.js'
+import { createTokenRepository, ROLES, type Role, type TokenInfo } from './db/tokens.js'
+
+export interface CliIo {
+  out: (line: string) => void
+  err: (line: string) => void
+}
+
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
+
+export function parseDuration(text: string): number {
+  const match = /^(\d{1,6})([smhdw])$/.exec(text)
+  if (!match) throw new InvalidArgumentError('use a number and a unit, e.g. 90s, 15m, 12h, 30d, 8w')
+  return Number(match[1]) * (UNITS[match[2] as string] as number)
+}
+
+function nonEmpty(text: string): string {
+  if (text.trim() === '') throw new InvalidArgumentError('must not be empty')
+  return text
+}
+
+function describeToken(t: TokenInfo): string {
+  const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString())
+  return [
+    t.tokenId,
+    t.account,
+    t.role,
+    t.facility ?? '*',
+    iso(t.expiresAt),
+    t.revokedAt ? 'revoked' : 'active',
+    t.label ?? '',
+  ].join('\t')
+}
+
+/**
+ * The command-line tool. It works on the database file directly, also while the server runs
+ * (SQLite WAL lets both in), and the server reads tokens on every request, so changes count at once.
+ */
+export function buildProgram(io: CliIo): Command {
+  const program = new Command('facility-service')
+    .description('administration of a facility-service database')
+    .addOption(
+      new Option('--database <path>', 'the SQLite database file').env('DATABASE_PATH').default('./data/facility.db'),
+    )
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .exitOverride()
+
+  function withDatabase<T>(run: (db: Database) => T): T {
+    const db = openDatabase(program.opts<{ database: string }>().database)
+    try {
+      return run(db)
+    } finally {
+      db.close()
+    }
+  }
+
+  const token = program.command('token').description('create, list and revoke API tokens')
+
+  token
+    .command('create')
+    .description('create a token and print it, alone, on the last line')
+    .requiredOption('--account <uid>', 'the account uid the token acts as', nonEmpty)
+    .addOption(new Option('--role <role>', 'what the token may do').choices(ROLES).makeOptionMandatory())
+    .option('--facility <id>', 'bind the token to one facility (default: all facilities)', nonEmpty)
+    .option('--label <text>', 'a note to recognise the token by')
+    .option('--expires-in <duration>', 'lifetime, e.g. 12h, 30d (default: no expiry)', parseDuration)
+    .action((opts: { account: string; role: Role; facility?: string; label?: string; expiresIn?: number }) => {
+      withDatabase((db) => {
+        const now = Date.now()
+        const { token: secret, info } = createTokenRepository(db).create(
+          {
+            account: opts.account,
+            role: opts.role,
+            facility: opts.facility ?? null,
+            label: opts.label ?? null,
+            expiresAt: opts.expiresIn === undefined ? null : now + opts.expiresIn,
+          },
+          now,
+        )
+        io.out(
+          `created token ${info.tokenId} (account ${info.account}, role ${info.role}, facility ${info.facility ?? 'all'})`,
+        )
+        io.out(secret)
+      })
+    })
+
+  token
+    .command('list')
+    .description('list tokens (never their secrets)')
+    .option('--json', 'one JSON object per line')
+    .action((opts: { json?: boolean }) => {
+      withDatabase((db) => {
+        const tokens = createTokenRepository(db).list()
+        if (!opts.json) io.out(['id', 'account', 'role', 'facility', 'expires', 'state', 'label'].join('\t'))
+        for (const t of tokens) io.out(opts.json ? JSON.stringify(t) : describeToken(t))
+      })
+    })
+
+  token
+    .command('revoke')
+    .description('revoke a token; the running server refuses it from the next request on')
+    .argument('<id>', 'the token id (first column of `token list`)')
+    .action((id: string) => {
+      withDatabase((db) => {
+        if (!createTokenRepository(db).revoke(id)) throw new CliError(`no active token with id ${id}`)
+        io.out(`revoked token ${id}`)
+      })
+    })
+
+  program
+    .command('audit')
+    .description('print audit log entries, oldest first, one JSON object per line')
+    .option('--resource <name>', 'e.g. ward-occupants, form-templates')
+    .option('--id <recordId>', 'one record')
+    .option('--facility <id>', 'one facility')
+    .option('--after <seq>', 'entries after this sequence number', (v) => Number.parseInt(v, 10))
+    .option('--limit <n>', 'at most this many', (v) => Number.parseInt(v, 10), 1000)
+    .action((opts: { resource?: string; id?: string; facility?: string; after?: number; limit: number }) => {
+      withDatabase((db) => {
+        const entries = createAuditLog(db).list({
+          resource: opts.resource,
+          recordId: opts.id,
+          facility: opts.facility,
+          afterSeq: opts.after,
+          limit: opts.limit,
+        })
+        for (const entry of entries) io.out(JSON.stringify(entry))
+      })
+    })
+
+  return program
+}
+
+export class CliError extends Error {}
+
+/** Runs the tool; resolves to the process exit code. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    await buildProgram(io).parseAsync(argv, { from: 'user' })
+    return 0
+  } catch (error) {
+    const e = error as { code?: string; exitCode?: number; message?: string }
+    if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0
+    if (e.code?.startsWith('commander.')) return e.exitCode ?? 2
+    io.err(`facility-service: ${e.message ?? String(error)}`)
+    return 1
+  }
+}
+
+function isMain(): boolean {
+  const entry = process.argv[1]
+  return entry !== undefined && realpathSync(entry) === fileURLToPath(import.meta.url)
+}
+
+if (isMain()) {
+  const io: CliIo = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) }
+  process.exitCode = await runCli(process.argv.slice(2), io)
+}

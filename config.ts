@@ -1,0 +1,77 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type Static, Type } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+/**
+ * The whole configuration, read from the environment. The Static type of this schema is the
+ * config type, so the two never drift apart.
+ */
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_PATH: Type.String({ minLength: 1, default: './data/facility.db' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  BED_POLICY: Type.Union([Type.Literal('exclusive'), Type.Literal('shared')], { default: 'exclusive' }),
+  BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1_048_576, description: 'bytes per request body' }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
+  RATE_LIMIT_MAX: Type.Integer({
+    minimum: 0,
+    default: 6000,
+    description: 'requests per token per window; 0 turns the limit off',
+  }),
+  RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  AUTH_FAILURE_LIMIT: Type.Integer({
+    minimum: 1,
+    default: 20,
+    description: 'failed authentications per address per window',
+  }),
+  AUTH_FAILURE_WINDOW_MS: Type.Integer({ minimum: 1000, default: 900_000 }),
+  TRUST_PROXY: Type.Boolean({ default: false }),
+  RENDER_TIMEOUT_MS: Type.Integer({ minimum: 10, default: 1000 }),
+  RENDER_MEMORY_MB: Type.Integer({ minimum: 8, default: 32 }),
+  RENDER_MAX_OUTPUT_BYTES: Type.Integer({ minimum: 1024, default: 2_097_152 }),
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/** Only the variables the schema names are read; everything else in the environment is ignored. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const picked: Record<string, unknown> = {}
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const raw = env[key]
+    if (raw !== undefined && raw !== '') picked[key] = raw
+  }
+  const converted = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, picked))
+  const problems = [...Value.Errors(ConfigSchema, converted)]
+  if (problems.length > 0) {
+    const lines = problems.map((e) => {
+      const key = e.path.replace(/^\//, '')
+      return `  ${key}=${JSON.stringify(picked[key])}: ${e.message}`
+    })
+    throw new ConfigError(`invalid configuration:\n${[...new Set(lines)].join('\n')}`)
+  }
+  return converted as Config
+}
+
+/** Defaults for every setting, for tests and tools that pass config as options. */
+export function defaultConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({}), ...overrides }
+}
+
+/**
+ * The project folder (where package.json and schema.sql are), both when running the TypeScript
+ * sources and the compiled files in dist/.
+ */
+export const PROJECT_ROOT: string = (() => {
+  const here = fileURLToPath(new URL('.', import.meta.url))
+  return existsSync(join(here, 'package.json')) ? here : join(here, '..')
+})()

@@ -1,0 +1,109 @@
+import type { Database } from 'better-sqlite3'
+import type { Principal } from './tokens.js'
+
+export type AuditOperation = 'create' | 'patch' | 'delete'
+
+export interface AuditChange {
+  resource: string
+  recordId: string
+  facility: string | null
+  operation: AuditOperation
+  before: object | null
+  after: object | null
+}
+
+export interface AuditEntry extends AuditChange {
+  seq: number
+  at: number
+  account: string
+  tokenId: string | null
+}
+
+export interface AuditFilter {
+  resource?: string
+  recordId?: string
+  facility?: string
+  since?: number
+  afterSeq?: number
+  limit: number
+}
+
+interface AuditRow {
+  seq: number
+  at: number
+  account: string
+  token_id: string | null
+  facility: string | null
+  resource: string
+  record_id: string
+  operation: AuditOperation
+  before: string | null
+  after: string | null
+}
+
+function toEntry(row: AuditRow): AuditEntry {
+  return {
+    seq: row.seq,
+    at: row.at,
+    account: row.account,
+    tokenId: row.token_id,
+    facility: row.facility,
+    resource: row.resource,
+    recordId: row.record_id,
+    operation: row.operation,
+    before: row.before === null ? null : JSON.parse(row.before),
+    after: row.after === null ? null : JSON.parse(row.after),
+  }
+}
+
+/**
+ * The audit trail. `append` must be called inside the transaction that makes the change, so the
+ * change and its entry commit or roll back together. Triggers in schema.sql refuse updates and
+ * deletes of the log.
+ */
+export function createAuditLog(db: Database) {
+  const insert = db.prepare(
+    `INSERT INTO audit_log (at, account, token_id, facility, resource, record_id, operation, before, after)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+  const select = db.prepare<Record<string, unknown>, AuditRow>(
+    `SELECT * FROM audit_log
+     WHERE (:resource IS NULL OR resource = :resource)
+       AND (:recordId IS NULL OR record_id = :recordId)
+       AND (:facility IS NULL OR facility = :facility)
+       AND (:since IS NULL OR at >= :since)
+       AND seq > :afterSeq
+     ORDER BY seq LIMIT :limit`,
+  )
+
+  function append(actor: Principal, change: AuditChange, at = Date.now()): void {
+    insert.run(
+      at,
+      actor.account,
+      actor.tokenId,
+      change.facility,
+      change.resource,
+      change.recordId,
+      change.operation,
+      change.before === null ? null : JSON.stringify(change.before),
+      change.after === null ? null : JSON.stringify(change.after),
+    )
+  }
+
+  function list(filter: AuditFilter): AuditEntry[] {
+    return select
+      .all({
+        resource: filter.resource ?? null,
+        recordId: filter.recordId ?? null,
+        facility: filter.facility ?? null,
+        since: filter.since ?? null,
+        afterSeq: filter.afterSeq ?? 0,
+        limit: filter.limit,
+      })
+      .map(toEntry)
+  }
+
+  return { append, list }
+}
+
+export type AuditLog = ReturnType<typeof createAuditLog>

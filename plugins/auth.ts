@@ -1,0 +1,101 @@
+import bearerAuth from '@fastify/bearer-auth'
+import createError from '@fastify/error'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { ForbiddenFacilityError } from '../db/errors.js'
+import type { Principal, Role } from '../db/tokens.js'
+import { AuthThrottle } from './auth-throttle.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal
+  }
+  interface FastifyContextConfig {
+    /** The least role a route needs; by default GET needs `read` and everything else `write`. */
+    role?: Role
+  }
+}
+
+export interface AuthPluginOptions {
+  failureLimit: number
+  failureWindowMs: number
+}
+
+const TokenRejectedError = createError('TOKEN_REJECTED', '%s', 401)
+const RoleForbiddenError = createError('ROLE_FORBIDDEN', 'this operation needs a %s token; this token has role %s', 403)
+const TooManyFailuresError = createError(
+  'TOO_MANY_AUTH_FAILURES',
+  'too many failed authentications from this address; retry in %s seconds',
+  429,
+)
+
+const REJECTIONS = {
+  malformed: 'the bearer token is malformed',
+  unknown: 'the bearer token is not valid',
+  expired: 'the bearer token has expired',
+  revoked: 'the bearer token has been revoked',
+} as const
+
+const RANK: Record<Role, number> = { read: 0, write: 1, admin: 2 }
+
+function requiredRole(request: FastifyRequest): Role {
+  const configured = request.routeOptions.config.role
+  if (configured) return configured
+  return request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write'
+}
+
+/**
+ * Authentication and authorization for every route registered in the same scope: the Bearer
+ * token is looked up in the database on each request (so CLI changes count at once), failures
+ * are throttled per address, and the route's role is checked before the body is even read.
+ */
+export default fp<AuthPluginOptions>(
+  async function authPlugin(fastify, opts) {
+    const throttle = new AuthThrottle(opts.failureLimit, opts.failureWindowMs)
+
+    await fastify.register(bearerAuth, {
+      addHook: false,
+      keys: [],
+      verifyErrorLogLevel: 'info',
+      auth(token: string, request: FastifyRequest) {
+        const result = fastify.tokens.check(token)
+        if (!result.ok) throw new TokenRejectedError(REJECTIONS[result.reason])
+        request.principal = result.principal
+        return true
+      },
+    })
+
+    fastify.decorateRequest('principal', null as unknown as Principal)
+
+    fastify.addHook('onRequest', function authenticate(request: FastifyRequest, reply: FastifyReply, done) {
+      const wait = throttle.retryAfter(request.ip)
+      if (wait > 0) {
+        reply.header('retry-after', String(wait))
+        return done(new TooManyFailuresError(wait))
+      }
+      fastify.verifyBearerAuth?.(request, reply, (error?: Error) => {
+        if (error) {
+          throttle.fail(request.ip)
+          return done(error)
+        }
+        const needed = requiredRole(request)
+        if (RANK[request.principal.role] < RANK[needed])
+          return done(new RoleForbiddenError(needed, request.principal.role))
+        done()
+      })
+    })
+  },
+  { name: 'auth', fastify: '5.x', dependencies: ['db'] },
+)
+
+/**
+ * The facility a new record gets: the token's own, or for a token without facility the one the
+ * body names (or none). A facility-bound token naming another facility is refused.
+ */
+export function facilityForCreate(principal: Principal, requested: string | undefined): string | null {
+  if (principal.facility === null) return requested ?? null
+  if (requested !== undefined && requested !== principal.facility) {
+    throw new ForbiddenFacilityError(principal.facility, requested)
+  }
+  return principal.facility
+}

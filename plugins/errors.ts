@@ -1,0 +1,74 @@
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
+import fp from 'fastify-plugin'
+import { ErrorBody } from './schemas.js'
+
+type SchemaContext = Parameters<NonNullable<import('fastify').FastifyServerOptions['schemaErrorFormatter']>>[1]
+
+function describePath(context: SchemaContext, error: FastifySchemaValidationError): string {
+  const segments = (error.instancePath ?? '')
+    .split('/')
+    .filter((s) => s.length > 0)
+    .map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`))
+  return `${context}${segments.join('')}`
+}
+
+function describeError(context: SchemaContext, error: FastifySchemaValidationError): string {
+  const where = describePath(context, error)
+  const params = error.params as Record<string, unknown>
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return `${where} has unknown property '${String(params.additionalProperty)}'`
+    case 'required':
+      return `${where} must have property '${String(params.missingProperty)}'`
+    case 'enum':
+      return `${where} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`
+    default:
+      return `${where} ${error.message ?? 'is invalid'}`
+  }
+}
+
+/** Validation messages that name the offending field, e.g. "body has unknown property 'ocupiedBy'". */
+export function formatSchemaErrors(errors: FastifySchemaValidationError[], context: SchemaContext): Error {
+  // allErrors is on so an unknown property is named even beside a missing one; a few are enough.
+  const messages = [...new Set(errors.map((e) => describeError(context, e)))]
+  return new Error(messages.slice(0, 5).join('; '))
+}
+
+interface ErrorLike {
+  statusCode?: number
+  code?: string
+  message?: string
+  validation?: unknown
+  headers?: Record<string, string>
+}
+
+function sendError(reply: FastifyReply, statusCode: number, message: string, code: string | undefined) {
+  return reply.code(statusCode).send({ statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, code })
+}
+
+/**
+ * The one error handler: 4xx go out as they are, in the contract's shape; 5xx are logged with
+ * the request id and answered without internals (no stack, no SQL).
+ */
+export default fp(
+  async function errorsPlugin(fastify) {
+    fastify.addSchema(ErrorBody)
+
+    fastify.setErrorHandler(function handleError(error: FastifyError | ErrorLike, request: FastifyRequest, reply) {
+      if (error.validation) return sendError(reply, 400, error.message ?? 'invalid request', 'FST_ERR_VALIDATION')
+      const status = error.statusCode ?? 500
+      if (status < 400 || status >= 500) {
+        request.log.error({ err: error }, 'request failed')
+        return sendError(reply, 500, 'Internal Server Error', 'INTERNAL_ERROR')
+      }
+      if (status === 401) reply.header('www-authenticate', 'Bearer realm="facility-service"')
+      return sendError(reply, status, error.message ?? STATUS_CODES[status] ?? 'Error', error.code)
+    })
+
+    fastify.setNotFoundHandler(function handleNotFound(request, reply) {
+      return sendError(reply, 404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND')
+    })
+  },
+  { name: 'errors', fastify: '5.x' },
+)

@@ -1,0 +1,14 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { etagFor, type IfMatch, parseIfMatch } from '../db/versions.js'
+
+// Small HTTP helpers every resource route uses for optimistic concurrency.
+
+export function ifMatchOf(request: FastifyRequest): IfMatch {
+  const header = request.headers['if-match']
+  return parseIfMatch(Array.isArray(header) ? header.join(',') : header)
+}
+
+export function withEtag<T>(reply: FastifyReply, versioned: { record: T; version: number }): T {
+  reply.header('etag', etagFor(versioned.version))
+  return versioned.record
+}

@@ -1,0 +1,79 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { createWardOccupantRepository } from '../../db/ward-occupants.js'
+import { facilityForCreate } from '../../plugins/auth.js'
+import { ifMatchOf, withEtag } from '../../plugins/http.js'
+import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
+import { WardOccupant, WardOccupantCreate, WardOccupantPatch } from './schema.js'
+
+const tags = ['ward occupants']
+
+/** Which patient occupies which bed, for which encounter, and when they were discharged. */
+const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupantRoutes(fastify) {
+  const occupants = createWardOccupantRepository(fastify.db, { audit: fastify.audit, events: fastify.events })
+
+  fastify.post(
+    '/ward-occupants',
+    {
+      schema: {
+        tags,
+        summary: 'admit: record that an account occupies a bed',
+        body: WardOccupantCreate,
+        response: { 200: WardOccupant, ...errorResponses(409, 413, 415) },
+      },
+    },
+    async function createWardOccupant(request, reply) {
+      const facility = facilityForCreate(request.principal, request.body.facility)
+      return withEtag(reply, occupants.create(request.principal, facility, request.body))
+    },
+  )
+
+  fastify.get(
+    '/ward-occupants',
+    {
+      schema: {
+        tags,
+        summary: 'list ward occupants (Feathers-style filters, e.g. dischargedAt=null for active beds)',
+        querystring: ListQueryString,
+        response: { 200: ListEnvelope('wardOccupants', listItem(WardOccupant)), ...errorResponses() },
+      },
+    },
+    async function listWardOccupants(request) {
+      const page = occupants.list(request.principal, request.query)
+      return { wardOccupants: page.records, total: page.total, limit: page.limit, skip: page.skip }
+    },
+  )
+
+  fastify.get(
+    '/ward-occupants/:id',
+    { schema: { tags, params: IdParams, response: { 200: WardOccupant, ...errorResponses(404) } } },
+    async function getWardOccupant(request, reply) {
+      return withEtag(reply, occupants.get(request.principal, request.params.id))
+    },
+  )
+
+  fastify.patch(
+    '/ward-occupants/:id',
+    {
+      schema: {
+        tags,
+        summary: 'change the provider, discharge (discharge: true) or re-open (discharge: false)',
+        params: IdParams,
+        body: WardOccupantPatch,
+        response: { 200: WardOccupant, ...errorResponses(404, 409, 412, 413, 415) },
+      },
+    },
+    async function patchWardOccupant(request, reply) {
+      return withEtag(reply, occupants.patch(request.principal, request.params.id, request.body, ifMatchOf(request)))
+    },
+  )
+
+  fastify.delete(
+    '/ward-occupants/:id',
+    { schema: { tags, params: IdParams, response: { 200: WardOccupant, ...errorResponses(404, 412) } } },
+    async function deleteWardOccupant(request) {
+      return occupants.remove(request.principal, request.params.id, ifMatchOf(request))
+    },
+  )
+}
+
+export default wardOccupantRoutes

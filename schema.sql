@@ -1,0 +1,119 @@
+-- The database schema, as an ordered list of migrations. Each section starts with a line
+-- "-- migration N: title" and runs once, in one transaction, when PRAGMA user_version < N.
+-- Never edit a migration that has shipped: add a new one below.
+
+-- migration 1: access tokens and the audit log
+CREATE TABLE tokens (
+  id          TEXT PRIMARY KEY,
+  secret_hash BLOB NOT NULL,            -- sha256 of the secret part; the secret is never stored
+  account     TEXT NOT NULL,
+  role        TEXT NOT NULL CHECK (role IN ('read', 'write', 'admin')),
+  facility    TEXT,                      -- NULL: works across facilities
+  label       TEXT,
+  created_at  INTEGER NOT NULL,
+  expires_at  INTEGER,
+  revoked_at  INTEGER
+) STRICT;
+
+CREATE TABLE audit_log (
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  at         INTEGER NOT NULL,
+  account    TEXT NOT NULL,
+  token_id   TEXT,
+  facility   TEXT,
+  resource   TEXT NOT NULL,
+  record_id  TEXT NOT NULL,
+  operation  TEXT NOT NULL CHECK (operation IN ('create', 'patch', 'delete')),
+  before     TEXT,                       -- JSON of the record before the change (NULL on create)
+  after      TEXT                        -- JSON of the record after the change (NULL on delete)
+) STRICT;
+CREATE INDEX audit_log_record ON audit_log (resource, record_id);
+CREATE INDEX audit_log_at ON audit_log (at);
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+
+-- migration 2: ward occupants
+CREATE TABLE ward_occupants (
+  id            TEXT PRIMARY KEY,
+  version       INTEGER NOT NULL DEFAULT 1,
+  created_at    INTEGER NOT NULL,
+  created_by    TEXT NOT NULL,
+  facility      TEXT,
+  encounter     TEXT NOT NULL,
+  room          TEXT,
+  bed           TEXT NOT NULL,
+  provider      TEXT,
+  occupied_at   INTEGER NOT NULL,
+  occupied_by   TEXT NOT NULL,
+  discharged_at INTEGER,
+  discharged_by TEXT
+) STRICT;
+-- The one-active-occupant-per-bed index (ward_occupants_active_bed) is created or dropped at
+-- start according to BED_POLICY, see db/bed-policy.ts.
+CREATE INDEX ward_occupants_bed ON ward_occupants (facility, bed, discharged_at);
+CREATE INDEX ward_occupants_facility_created ON ward_occupants (facility, created_at, id);
+CREATE INDEX ward_occupants_created ON ward_occupants (created_at, id);
+CREATE INDEX ward_occupants_encounter ON ward_occupants (encounter);
+CREATE INDEX ward_occupants_occupied_by ON ward_occupants (occupied_by);
+CREATE INDEX ward_occupants_active ON ward_occupants (facility, created_at) WHERE discharged_at IS NULL;
+
+-- migration 3: form templates
+CREATE TABLE form_templates (
+  id          TEXT PRIMARY KEY,
+  version     INTEGER NOT NULL DEFAULT 1,
+  created_at  INTEGER NOT NULL,
+  created_by  TEXT NOT NULL,
+  facility    TEXT,
+  type        TEXT NOT NULL,
+  subtype     TEXT,
+  name        TEXT,
+  description TEXT,
+  template    TEXT,
+  items       TEXT,                      -- JSON array
+  tags        TEXT,                      -- JSON array, mirrored in form_template_tags for lookups
+  meta        TEXT,                      -- JSON object
+  config      TEXT,                      -- JSON object
+  hidden_at   INTEGER,
+  hidden_by   TEXT
+) STRICT;
+CREATE TABLE form_template_tags (
+  tag         TEXT NOT NULL,
+  template_id TEXT NOT NULL REFERENCES form_templates (id) ON DELETE CASCADE,
+  PRIMARY KEY (tag, template_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX form_template_tags_template ON form_template_tags (template_id);
+CREATE INDEX form_templates_facility_created ON form_templates (facility, created_at, id);
+CREATE INDEX form_templates_created ON form_templates (created_at, id);
+CREATE INDEX form_templates_type ON form_templates (type, subtype);
+
+-- migration 4: notifications, their addressees and who has seen them
+CREATE TABLE notifications (
+  id         TEXT PRIMARY KEY,
+  created_at INTEGER NOT NULL,
+  facility   TEXT,                       -- NULL: every facility
+  code       TEXT,
+  type       TEXT,
+  title      TEXT,
+  body       TEXT,
+  meta       TEXT,                       -- JSON object
+  direction  TEXT CHECK (direction IN ('inbound', 'outbound')),
+  broadcast  INTEGER NOT NULL CHECK (broadcast IN (0, 1))  -- 1: everyone of the facility
+) STRICT;
+CREATE TABLE notification_recipients (
+  account         TEXT NOT NULL,
+  notification_id TEXT NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
+  PRIMARY KEY (account, notification_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX notification_recipients_notification ON notification_recipients (notification_id);
+CREATE TABLE notification_seen (
+  notification_id TEXT NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
+  account         TEXT NOT NULL,
+  seen_at         INTEGER NOT NULL,
+  PRIMARY KEY (notification_id, account)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX notification_seen_account ON notification_seen (account, notification_id);
+CREATE INDEX notifications_facility_created ON notifications (facility, created_at, id);
+CREATE INDEX notifications_broadcast_created ON notifications (broadcast, created_at, id);
+CREATE INDEX notifications_created ON notifications (created_at, id);

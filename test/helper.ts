@@ -1,0 +1,43 @@
+import type { Test } from 'tap'
+import { buildApp } from '../app.js'
+import { type Config, defaultConfig } from '../config.js'
+import type { Role } from '../db/tokens.js'
+
+export type TestApp = Awaited<ReturnType<typeof buildApp>>
+
+/** Tokens every test gets: by role, across facilities, and bound to facility A or B. */
+export interface TestTokens {
+  admin: string
+  write: string
+  read: string
+  writeA: string
+  readA: string
+  writeB: string
+  adminA: string
+}
+
+export function bearer(token: string): { authorization: string } {
+  return { authorization: `Bearer ${token}` }
+}
+
+/**
+ * A fresh app on a fresh in-memory database, closed when the test ends. Rate limits are off
+ * unless a test turns them on; config is passed as options, never through process.env.
+ */
+export async function buildTestApp(t: Test, overrides: Partial<Config> = {}) {
+  const config = defaultConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0, ...overrides })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  const make = (account: string, role: Role, facility: string | null = null) =>
+    app.tokens.create({ account, role, facility, label: `test ${account}` }).token
+  const tokens: TestTokens = {
+    admin: make('admin-1', 'admin'),
+    write: make('nurse-all', 'write'),
+    read: make('viewer-all', 'read'),
+    writeA: make('nurse-a', 'write', 'A'),
+    readA: make('viewer-a', 'read', 'A'),
+    writeB: make('nurse-b', 'write', 'B'),
+    adminA: make('admin-a', 'admin', 'A'),
+  }
+  return { app, tokens, config }
+}
