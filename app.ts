@@ -11,6 +11,7 @@ import eventsPlugin from './plugins/events.js'
 import openapiPlugin from './plugins/openapi.js'
 import { parseQueryString } from './plugins/query-string.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
+import auditRoutes from './routes/audit/index.js'
 import healthRoutes from './routes/health/index.js'
 import wardOccupantRoutes from './routes/ward-occupants/index.js'
 
@@ -58,6 +59,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
       windowMs: opts.config.RATE_LIMIT_WINDOW_MS,
     })
     await scope.register(wardOccupantRoutes)
+    await scope.register(auditRoutes)
   })
 }
 

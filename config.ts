@@ -43,6 +43,11 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
+function explain(key: string, message: string): string {
+  const choices = (ConfigSchema.properties as Record<string, { anyOf?: { const?: unknown }[] }>)[key]?.anyOf
+  return choices ? `must be one of ${choices.map((c) => String(c.const)).join(', ')}` : message
+}
+
 /** Only the variables the schema names are read; everything else in the environment is ignored. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const picked: Record<string, unknown> = {}
@@ -55,7 +60,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (problems.length > 0) {
     const lines = problems.map((e) => {
       const key = e.path.replace(/^\//, '')
-      return `  ${key}=${JSON.stringify(picked[key])}: ${e.message}`
+      return `  ${key}=${JSON.stringify(env[key])}: ${explain(key, e.message)}`
     })
     throw new ConfigError(`invalid configuration:\n${[...new Set(lines)].join('\n')}`)
   }

@@ -1,0 +1,112 @@
+import t from 'tap'
+import { bearer, buildTestApp } from '../helper.js'
+
+const admit = { encounter: 'enc-1', bed: 'B-1', occupiedBy: 'patient-1' }
+
+t.test('requests without a valid token get 401 with WWW-Authenticate: Bearer', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const [id, secret] = tokens.read.slice(3).split('_') as [string, string]
+  const cases: [string, Record<string, string>, string][] = [
+    ['missing header', {}, 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER'],
+    ['basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }, 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER'],
+    ['empty bearer', { authorization: 'Bearer ' }, 'TOKEN_REJECTED'],
+    ['malformed token', bearer('not-a-token'), 'TOKEN_REJECTED'],
+    ['unknown id', bearer(`fs_${'0'.repeat(24)}_${secret}`), 'TOKEN_REJECTED'],
+    ['wrong secret', bearer(`fs_${id}_${'A'.repeat(43)}`), 'TOKEN_REJECTED'],
+  ]
+  for (const [name, headers, code] of cases) {
+    const res = await app.inject({ method: 'GET', url: '/ward-occupants', headers })
+    t.equal(res.statusCode, 401, name)
+    t.match(res.headers['www-authenticate'], /^Bearer/, `${name}: challenge`)
+    t.match(res.json(), { statusCode: 401, error: 'Unauthorized', code }, `${name}: body`)
+  }
+})
+
+t.test('an expired token is refused, a valid one accepted', async (t) => {
+  const { app } = await buildTestApp(t)
+  const expired = app.tokens.create({ account: 'x', role: 'read', expiresAt: Date.now() - 1 }).token
+  const res = await app.inject({ method: 'GET', url: '/ward-occupants', headers: bearer(expired) })
+  t.equal(res.statusCode, 401)
+  t.match(res.json().message, /expired/)
+  const later = app.tokens.create({ account: 'x', role: 'read', expiresAt: Date.now() + 60_000 }).token
+  t.equal((await app.inject({ method: 'GET', url: '/ward-occupants', headers: bearer(later) })).statusCode, 200)
+})
+
+t.test('a revoked token fails on the very next request', async (t) => {
+  const { app } = await buildTestApp(t)
+  const { token, info } = app.tokens.create({ account: 'x', role: 'read' })
+  t.equal((await app.inject({ method: 'GET', url: '/ward-occupants', headers: bearer(token) })).statusCode, 200)
+  t.ok(app.tokens.revoke(info.tokenId))
+  const res = await app.inject({ method: 'GET', url: '/ward-occupants', headers: bearer(token) })
+  t.equal(res.statusCode, 401)
+  t.match(res.json().message, /revoked/)
+  t.notOk(app.tokens.revoke(info.tokenId), 'revoking twice reports nothing to revoke')
+})
+
+t.test('roles: read may only read, write may not administer, admin may do all', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const post = (token: string) =>
+    app.inject({ method: 'POST', url: '/ward-occupants', headers: bearer(token), payload: admit })
+  const readPost = await post(tokens.read)
+  t.equal(readPost.statusCode, 403)
+  t.match(readPost.json(), { code: 'ROLE_FORBIDDEN' })
+  t.equal((await app.inject({ method: 'GET', url: '/ward-occupants', headers: bearer(tokens.read) })).statusCode, 200)
+  const writeAudit = await app.inject({ method: 'GET', url: '/audit', headers: bearer(tokens.write) })
+  t.equal(writeAudit.statusCode, 403)
+  t.equal((await post(tokens.admin)).statusCode, 200, 'admin can write')
+  t.equal((await app.inject({ method: 'GET', url: '/audit', headers: bearer(tokens.admin) })).statusCode, 200)
+})
+
+t.test('the role is checked before the body is validated', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const res = await app.inject({
+    method: 'POST',
+    url: '/ward-occupants',
+    headers: bearer(tokens.read),
+    payload: { nonsense: 1 },
+  })
+  t.equal(res.statusCode, 403)
+})
+
+t.test('health, the OpenAPI document and the docs page need no token', async (t) => {
+  const { app } = await buildTestApp(t)
+  t.same((await app.inject('/health')).json(), { status: 'ok', database: 'ok' })
+  const doc = (await app.inject('/openapi.json')).json()
+  t.ok(doc.paths['/ward-occupants'], 'ward occupants documented')
+  t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: 'an API token' })
+  t.same(doc.paths['/health'].get.security, [], 'health is documented as public')
+  t.equal((await app.inject('/docs/')).statusCode, 200)
+})
+
+t.test('failed authentications are throttled per address', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { AUTH_FAILURE_LIMIT: 3 })
+  for (let i = 0; i < 3; i++) {
+    t.equal((await app.inject({ url: '/ward-occupants', headers: bearer('fs_bad') })).statusCode, 401)
+  }
+  const blocked = await app.inject({ url: '/ward-occupants', headers: bearer(tokens.read) })
+  t.equal(blocked.statusCode, 429, 'even a good token waits once the address is blocked')
+  t.match(blocked.json(), { code: 'TOO_MANY_AUTH_FAILURES' })
+  t.ok(Number(blocked.headers['retry-after']) > 0)
+  const other = await app.inject({ url: '/ward-occupants', headers: bearer(tokens.read), remoteAddress: '10.0.0.9' })
+  t.equal(other.statusCode, 200, 'another address is not affected')
+})
+
+t.test('normal traffic is rate limited per token when a limit is set', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { RATE_LIMIT_MAX: 2 })
+  for (let i = 0; i < 2; i++) {
+    t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(tokens.read) })).statusCode, 200)
+  }
+  const limited = await app.inject({ url: '/ward-occupants', headers: bearer(tokens.read) })
+  t.equal(limited.statusCode, 429)
+  t.match(limited.json(), { statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED' })
+  t.ok(limited.headers['retry-after'])
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(tokens.write) })).statusCode, 200, 'other token')
+})
+
+t.test('tokens are stored hashed, never in clear', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const secret = tokens.admin.split('_').slice(2).join('_')
+  const dump = JSON.stringify(app.db.prepare('SELECT * FROM tokens').all())
+  t.notOk(dump.includes(secret), 'no secret in the tokens table')
+  t.notOk(dump.includes(tokens.admin))
+})
