@@ -8,11 +8,14 @@ import authPlugin from './plugins/auth.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { formatSchemaErrors } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
+import notificationProducer from './plugins/notification-producer.js'
 import openapiPlugin from './plugins/openapi.js'
 import { parseQueryString } from './plugins/query-string.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import auditRoutes from './routes/audit/index.js'
+import formTemplateRoutes from './routes/form-templates/index.js'
 import healthRoutes from './routes/health/index.js'
+import notificationRoutes from './routes/notifications/index.js'
 import wardOccupantRoutes from './routes/ward-occupants/index.js'
 
 declare module 'fastify' {
@@ -46,6 +49,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(errorsPlugin)
   await fastify.register(dbPlugin, { path: opts.config.DATABASE_PATH, bedPolicy: opts.config.BED_POLICY })
   await fastify.register(eventsPlugin)
+  await fastify.register(notificationProducer)
   await fastify.register(openapiPlugin, { version })
   await fastify.register(healthRoutes)
 
@@ -59,6 +63,8 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
       windowMs: opts.config.RATE_LIMIT_WINDOW_MS,
     })
     await scope.register(wardOccupantRoutes)
+    await scope.register(notificationRoutes)
+    await scope.register(formTemplateRoutes)
     await scope.register(auditRoutes)
   })
 }

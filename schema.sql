@@ -87,19 +87,34 @@ CREATE INDEX form_template_tags_template ON form_template_tags (template_id);
 CREATE INDEX form_templates_facility_created ON form_templates (facility, created_at, id);
 CREATE INDEX form_templates_created ON form_templates (created_at, id);
 CREATE INDEX form_templates_type ON form_templates (type, subtype);
+-- Planner hints (SQLite's documented manual control through sqlite_stat1): a facility holds many
+-- templates, a tag few. Without them, a facility-bound list filtered by tag walks the whole
+-- facility index instead of starting from the tag. A later ANALYZE replaces them with real counts.
+ANALYZE form_templates;
+INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
+  ('form_templates', 'form_templates_facility_created', '100000 10000 2 1'),
+  ('form_template_tags', 'sqlite_autoindex_form_template_tags_1', '300000 30 1');
+ANALYZE sqlite_schema;
 
 -- migration 4: notifications, their addressees and who has seen them
+-- A notification belongs to one facility or to all (facility NULL) and is addressed either to
+-- everyone there (broadcast = 1) or only to the accounts in notification_recipients. The JSON
+-- columns recipients and seen_by serve the records; the side tables serve the lookups, so
+-- listing one account's notifications is an index search, never a scan.
 CREATE TABLE notifications (
   id         TEXT PRIMARY KEY,
   created_at INTEGER NOT NULL,
   facility   TEXT,                       -- NULL: every facility
-  code       TEXT,
-  type       TEXT,
-  title      TEXT,
-  body       TEXT,
+  code       TEXT NOT NULL,
+  type       TEXT NOT NULL,
+  title      TEXT NOT NULL,
+  body       TEXT NOT NULL,
   meta       TEXT,                       -- JSON object
   direction  TEXT CHECK (direction IN ('inbound', 'outbound')),
-  broadcast  INTEGER NOT NULL CHECK (broadcast IN (0, 1))  -- 1: everyone of the facility
+  broadcast  INTEGER NOT NULL CHECK (broadcast IN (0, 1)),  -- 1: everyone of the facility
+  recipients TEXT,                       -- JSON array of account uids, mirrored in notification_recipients
+  seen_by    TEXT NOT NULL DEFAULT '[]', -- JSON array of account uids, mirrored in notification_seen
+  CHECK ((broadcast = 1) = (recipients IS NULL))
 ) STRICT;
 CREATE TABLE notification_recipients (
   account         TEXT NOT NULL,
@@ -114,6 +129,6 @@ CREATE TABLE notification_seen (
   PRIMARY KEY (notification_id, account)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX notification_seen_account ON notification_seen (account, notification_id);
+CREATE INDEX notifications_broadcast ON notifications (broadcast, facility, created_at, id);
 CREATE INDEX notifications_facility_created ON notifications (facility, created_at, id);
-CREATE INDEX notifications_broadcast_created ON notifications (broadcast, created_at, id);
 CREATE INDEX notifications_created ON notifications (created_at, id);

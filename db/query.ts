@@ -21,6 +21,8 @@ export interface FieldSpec {
   column: string
   type: FieldType
   array?: ArrayField
+  /** A stored JSON document (items, meta): it can be selected, not filtered or sorted on. */
+  selectOnly?: boolean
 }
 
 export type FieldMap = Readonly<Record<string, FieldSpec>>
@@ -132,6 +134,7 @@ function arrayCondition(name: string, spec: FieldSpec, array: ArrayField, op: st
 function fieldCondition(name: string, spec: FieldSpec, raw: unknown): Condition {
   const ops: [string, unknown][] = isPlainObject(raw) ? Object.entries(raw) : [['$eq', raw]]
   if (ops.length === 0) return fail(`${name} needs a value or an operator`)
+  if (spec.selectOnly) return fail(`${name} cannot be filtered on`)
   const parts = ops.map(([op, value]) => {
     if (op !== '$eq' && !OPERATORS.has(op)) return fail(`unknown operator '${op}' on ${name}`)
     return spec.array
@@ -187,6 +190,7 @@ function sortOrder(raw: unknown, fields: FieldMap): string {
     const spec = Object.hasOwn(fields, name) ? fields[name] : undefined
     if (!spec) fail(`cannot sort by unknown field '${name}'`)
     if (spec.array) fail(`cannot sort by the list field '${name}'`)
+    if (spec.selectOnly) fail(`cannot sort by '${name}'`)
     if (dir !== '1' && dir !== '-1') fail(`$sort[${name}] must be 1 or -1`)
     keys.push(`r.${spec.column} ${dir === '1' ? 'ASC' : 'DESC'}`)
   }

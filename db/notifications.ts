@@ -1,0 +1,197 @@
+import type { Database } from 'better-sqlite3'
+import type { Direction, Notification } from '../routes/notifications/schema.js'
+import { NotFoundError } from './errors.js'
+import { newId } from './ids.js'
+import { createLister } from './list.js'
+import { type Condition, type FieldMap, InvalidQueryError, parseListQuery } from './query.js'
+import type { Principal } from './tokens.js'
+
+/** Who is reading: the account notifications are addressed to, its facility (null: all) and role. */
+export type Viewer = Pick<Principal, 'account' | 'facility' | 'role'>
+
+export interface NewNotification {
+  createdAt?: number
+  facility: string | null
+  code: string
+  type: string
+  title: string
+  body: string
+  meta?: Record<string, unknown>
+  direction?: Direction
+  /** The addressed accounts; absent or empty means everyone of the facility. */
+  to?: string[]
+}
+
+export const NOTIFICATION_FIELDS: FieldMap = {
+  id: { column: 'id', type: 'string' },
+  createdAt: { column: 'created_at', type: 'number' },
+  code: { column: 'code', type: 'string' },
+  type: { column: 'type', type: 'string' },
+  title: { column: 'title', type: 'string' },
+  body: { column: 'body', type: 'string' },
+  direction: { column: 'direction', type: 'string' },
+  facility: { column: 'facility', type: 'string' },
+  seenBy: {
+    column: 'seen_by',
+    type: 'string',
+    array: { table: 'notification_seen', key: 'notification_id', value: 'account' },
+  },
+}
+
+// Only administrators see (and so may filter by) the addressees of a notification.
+const ADMIN_FIELDS: FieldMap = {
+  ...NOTIFICATION_FIELDS,
+  to: {
+    column: 'recipients',
+    type: 'string',
+    array: { table: 'notification_recipients', key: 'notification_id', value: 'account' },
+  },
+}
+
+interface Row {
+  id: string
+  created_at: number
+  facility: string | null
+  code: string
+  type: string
+  title: string
+  body: string
+  meta: string | null
+  direction: Direction | null
+  broadcast: 0 | 1
+  recipients: string | null
+  seen_by: string
+}
+
+function toRecord(row: Row): Notification {
+  const record: Notification = {
+    id: row.id,
+    createdAt: row.created_at,
+    code: row.code,
+    type: row.type,
+    title: row.title,
+    body: row.body,
+    seenBy: JSON.parse(row.seen_by),
+  }
+  if (row.meta !== null) record.meta = JSON.parse(row.meta)
+  if (row.direction !== null) record.direction = row.direction
+  if (row.facility !== null) record.facility = row.facility
+  if (row.recipients !== null) record.to = JSON.parse(row.recipients)
+  return record
+}
+
+function forViewer<T extends Partial<Notification>>(viewer: Viewer, record: T): T {
+  if (viewer.role === 'admin' || record.to === undefined) return record
+  const { to: _hidden, ...rest } = record
+  return rest as T
+}
+
+const ADDRESSED_TO = 'r.id IN (SELECT notification_id FROM notification_recipients WHERE account = ?)'
+const UNSEEN_BY = 'NOT r.id IN (SELECT notification_id FROM notification_seen WHERE account = ?)'
+
+/**
+ * What a viewer may see: its facility's notifications and those of every facility, addressed to
+ * everyone or to its account. Each OR branch is an index search (notifications_broadcast, or the
+ * recipients' primary key then the row by id); the unary + keeps SQLite from answering the last
+ * branch by walking the facility index instead, which would read the whole facility.
+ */
+export function audienceCondition(viewer: Viewer): Condition {
+  if (viewer.facility === null) return { sql: `r.broadcast = 1 OR ${ADDRESSED_TO}`, params: [viewer.account] }
+  return {
+    sql:
+      '(r.broadcast = 1 AND r.facility = ?) OR (r.broadcast = 1 AND r.facility IS NULL) OR ' +
+      `(${ADDRESSED_TO} AND (+r.facility = ? OR +r.facility IS NULL))`,
+    params: [viewer.facility, viewer.account, viewer.facility],
+  }
+}
+
+function and(...parts: Condition[]): Condition {
+  return { sql: parts.map((p) => `(${p.sql})`).join(' AND '), params: parts.flatMap((p) => p.params) }
+}
+
+function seenCondition(viewer: Viewer, unseen: unknown): Condition | null {
+  if (unseen === undefined) return null
+  if (unseen !== 'true' && unseen !== 'false') throw new InvalidQueryError('$unseen must be true or false')
+  return { sql: unseen === 'true' ? UNSEEN_BY : `NOT (${UNSEEN_BY})`, params: [viewer.account] }
+}
+
+export function createNotificationRepository(db: Database) {
+  const insert = db.prepare(
+    `INSERT INTO notifications (id, created_at, facility, code, type, title, body, meta, direction, broadcast, recipients)
+     VALUES (:id, :createdAt, :facility, :code, :type, :title, :body, :meta, :direction, :broadcast, :recipients)`,
+  )
+  const insertRecipient = db.prepare('INSERT INTO notification_recipients (account, notification_id) VALUES (?, ?)')
+  const byId = db.prepare<[string], Row>('SELECT * FROM notifications WHERE id = ?')
+  const isRecipient = db.prepare<[string, string], { one: number }>(
+    'SELECT 1 AS one FROM notification_recipients WHERE account = ? AND notification_id = ?',
+  )
+  const insertSeen = db.prepare(
+    'INSERT OR IGNORE INTO notification_seen (notification_id, account, seen_at) VALUES (?, ?, ?)',
+  )
+  const appendSeenBy = db.prepare(`UPDATE notifications SET seen_by = json_insert(seen_by, '$[#]', ?) WHERE id = ?`)
+  const list = createLister<Row, Notification>(db, 'notifications', toRecord)
+
+  /** The row if the viewer may see it; otherwise 404, revealing nothing about other facilities or accounts. */
+  function visibleRow(viewer: Viewer, id: string): Row {
+    const row = byId.get(id)
+    const facilityOk = row && (viewer.facility === null || row.facility === null || row.facility === viewer.facility)
+    if (!row || !facilityOk || (row.broadcast === 0 && !isRecipient.get(viewer.account, id)))
+      throw new NotFoundError('notification', id)
+    return row
+  }
+
+  // Inside another transaction (a ward occupant change emitting its event) this is a savepoint,
+  // so the notification commits or rolls back with the change that caused it.
+  const create = db.transaction((input: NewNotification): Notification => {
+    const now = Date.now()
+    const id = newId(now)
+    const to = [...new Set(input.to ?? [])]
+    insert.run({
+      id,
+      createdAt: input.createdAt ?? now,
+      facility: input.facility,
+      code: input.code,
+      type: input.type,
+      title: input.title,
+      body: input.body,
+      meta: input.meta === undefined ? null : JSON.stringify(input.meta),
+      direction: input.direction ?? null,
+      broadcast: to.length === 0 ? 1 : 0,
+      recipients: to.length === 0 ? null : JSON.stringify(to),
+    })
+    for (const account of to) insertRecipient.run(account, id)
+    return toRecord(byId.get(id) as Row)
+  })
+
+  const markSeen = db.transaction((viewer: Viewer, id: string): Notification => {
+    visibleRow(viewer, id)
+    if (insertSeen.run(id, viewer.account, Date.now()).changes === 1) appendSeenBy.run(viewer.account, id)
+    return forViewer(viewer, toRecord(byId.get(id) as Row))
+  })
+
+  function listFor(viewer: Viewer, query: Record<string, unknown>) {
+    const { $unseen, ...rest } = query
+    const parsed = parseListQuery(rest, viewer.role === 'admin' ? ADMIN_FIELDS : NOTIFICATION_FIELDS)
+    const seen = seenCondition(viewer, $unseen)
+    const base = seen ? and(audienceCondition(viewer), seen) : audienceCondition(viewer)
+    return { base, parsed }
+  }
+
+  return {
+    create: (input: NewNotification): Notification => create.immediate(input),
+    get: (viewer: Viewer, id: string): Notification => forViewer(viewer, toRecord(visibleRow(viewer, id))),
+    list(viewer: Viewer, query: Record<string, unknown>) {
+      const { base, parsed } = listFor(viewer, query)
+      const page = list(base, parsed)
+      return { ...page, records: page.records.map((r) => forViewer(viewer, r)) }
+    },
+    /** How many notifications matching the query's filters the viewer has not marked seen. */
+    unseenCount(viewer: Viewer, query: Record<string, unknown>): number {
+      const { base, parsed } = listFor(viewer, { ...query, $unseen: 'true', $limit: '0', $skip: '0' })
+      return list(base, parsed).total
+    },
+    markSeen: (viewer: Viewer, id: string): Notification => markSeen.immediate(viewer, id),
+  }
+}
+
+export type NotificationRepository = ReturnType<typeof createNotificationRepository>

@@ -1,0 +1,79 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { createFormTemplateRepository } from '../../db/form-templates.js'
+import { facilityForCreate } from '../../plugins/auth.js'
+import { ifMatchOf, withEtag } from '../../plugins/http.js'
+import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
+import { FormTemplate, FormTemplateCreate, FormTemplatePatch } from './schema.js'
+
+const tags = ['form templates']
+
+/** Reusable clinical forms: their questions (items), tags, free-form settings and print layout. */
+const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplateRoutes(fastify) {
+  const templates = createFormTemplateRepository(fastify.db, { audit: fastify.audit })
+
+  fastify.post(
+    '/form-templates',
+    {
+      schema: {
+        tags,
+        summary: 'create a form template (items without an id get one)',
+        body: FormTemplateCreate,
+        response: { 200: FormTemplate, ...errorResponses(413, 415) },
+      },
+    },
+    async function createFormTemplate(request, reply) {
+      const facility = facilityForCreate(request.principal, request.body.facility)
+      return withEtag(reply, templates.create(request.principal, facility, request.body))
+    },
+  )
+
+  fastify.get(
+    '/form-templates',
+    {
+      schema: {
+        tags,
+        summary: 'list form templates (Feathers-style filters, e.g. type=intake&tags=vitals&hiddenAt=null)',
+        querystring: ListQueryString,
+        response: { 200: ListEnvelope('formTemplates', listItem(FormTemplate)), ...errorResponses() },
+      },
+    },
+    async function listFormTemplates(request) {
+      const page = templates.list(request.principal, request.query)
+      return { formTemplates: page.records, total: page.total, limit: page.limit, skip: page.skip }
+    },
+  )
+
+  fastify.get(
+    '/form-templates/:id',
+    { schema: { tags, params: IdParams, response: { 200: FormTemplate, ...errorResponses(404) } } },
+    async function getFormTemplate(request, reply) {
+      return withEtag(reply, templates.get(request.principal, request.params.id))
+    },
+  )
+
+  fastify.patch(
+    '/form-templates/:id',
+    {
+      schema: {
+        tags,
+        summary: 'replace the fields named (null removes one); hide: true hides, hide: false shows again',
+        params: IdParams,
+        body: FormTemplatePatch,
+        response: { 200: FormTemplate, ...errorResponses(404, 412, 413, 415) },
+      },
+    },
+    async function patchFormTemplate(request, reply) {
+      return withEtag(reply, templates.patch(request.principal, request.params.id, request.body, ifMatchOf(request)))
+    },
+  )
+
+  fastify.delete(
+    '/form-templates/:id',
+    { schema: { tags, params: IdParams, response: { 200: FormTemplate, ...errorResponses(404, 412) } } },
+    async function deleteFormTemplate(request) {
+      return templates.remove(request.principal, request.params.id, ifMatchOf(request))
+    },
+  )
+}
+
+export default formTemplateRoutes

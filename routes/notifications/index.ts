@@ -1,0 +1,72 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { createNotificationRepository } from '../../db/notifications.js'
+import { errorResponses, IdParams, ListEnvelope, listItem } from '../../plugins/schemas.js'
+import { Notification, NotificationListQuery, UnseenCount } from './schema.js'
+
+const tags = ['notifications']
+
+/**
+ * Notifications addressed to the caller: read them, count the unseen ones, mark one seen.
+ * They are created by the service's own events and by `facility-service notify`, never over HTTP.
+ */
+const notificationRoutes: FastifyPluginAsyncTypebox = async function notificationRoutes(fastify) {
+  const notifications = createNotificationRepository(fastify.db)
+
+  fastify.get(
+    '/notifications',
+    {
+      schema: {
+        tags,
+        summary: "list the caller's notifications ($unseen=true for the unread ones)",
+        querystring: NotificationListQuery,
+        response: { 200: ListEnvelope('notifications', listItem(Notification)), ...errorResponses() },
+      },
+    },
+    async function listNotifications(request) {
+      const page = notifications.list(request.principal, request.query)
+      return { notifications: page.records, total: page.total, limit: page.limit, skip: page.skip }
+    },
+  )
+
+  fastify.get(
+    '/notifications/unseen-count',
+    {
+      schema: {
+        tags,
+        summary: 'how many of the notifications matching the filters the caller has not seen (extension)',
+        querystring: NotificationListQuery,
+        response: { 200: UnseenCount, ...errorResponses() },
+      },
+    },
+    async function countUnseenNotifications(request) {
+      return { count: notifications.unseenCount(request.principal, request.query) }
+    },
+  )
+
+  fastify.get(
+    '/notifications/:id',
+    { schema: { tags, params: IdParams, response: { 200: Notification, ...errorResponses(404) } } },
+    async function getNotification(request) {
+      return notifications.get(request.principal, request.params.id)
+    },
+  )
+
+  fastify.post(
+    '/notifications/:id/seen',
+    {
+      // Seen state is the reader's own, so a read token may set it.
+      config: { role: 'read' },
+      schema: {
+        tags,
+        summary: 'add the caller to seenBy (idempotent; extension)',
+        params: IdParams,
+        response: { 200: Notification, ...errorResponses(404) },
+      },
+    },
+    async function markNotificationSeen(request) {
+      return notifications.markSeen(request.principal, request.params.id)
+    },
+  )
+}
+
+export default notificationRoutes
