@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import { createAuditLog } from './db/audit.js'
 import { type Database, openDatabase } from './db/connection.js'
+import { createNotificationRepository, DIRECTIONS, type NewNotification } from './db/notifications.js'
 import { createTokenRepository, ROLES, type Role, type TokenInfo } from './db/tokens.js'
 
 export interface CliIo {
@@ -22,6 +23,18 @@ export function parseDuration(text: string): number {
 function nonEmpty(text: string): string {
   if (text.trim() === '') throw new InvalidArgumentError('must not be empty')
   return text
+}
+
+function jsonObject(text: string): Record<string, unknown> {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw new InvalidArgumentError('must be valid JSON, e.g. \'{"queue":"A"}\'')
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidArgumentError('must be a JSON object, e.g. \'{"queue":"A"}\'')
+  return value as Record<string, unknown>
 }
 
 function describeToken(t: TokenInfo): string {
@@ -130,6 +143,24 @@ export function buildProgram(io: CliIo): Command {
           limit: opts.limit,
         })
         for (const entry of entries) io.out(JSON.stringify(entry))
+      })
+    })
+
+  program
+    .command('notify')
+    .description('post a notification and print its id; without --to it is for everyone of the facility')
+    .requiredOption('--code <code>', 'kind of notification, e.g. new-queue-item', nonEmpty)
+    .requiredOption('--type <type>', 'category, e.g. warehouse', nonEmpty)
+    .requiredOption('--title <text>', 'the headline', nonEmpty)
+    .requiredOption('--body <text>', 'the message', nonEmpty)
+    .option('--facility <id>', 'only for this facility (default: every facility)', nonEmpty)
+    .option('--to <uid...>', 'only for these accounts (default: everyone)')
+    .addOption(new Option('--direction <direction>', 'inbound or outbound').choices(DIRECTIONS))
+    .option('--meta <json>', 'a JSON object for apps', jsonObject)
+    .action((opts: Omit<NewNotification, 'facility'> & { facility?: string }) => {
+      if (opts.to?.some((uid) => uid.trim() === '')) throw new CliError('--to: account uids must not be empty')
+      withDatabase((db) => {
+        io.out(createNotificationRepository(db).create({ ...opts, facility: opts.facility ?? null }).id)
       })
     })
 

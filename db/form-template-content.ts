@@ -113,7 +113,8 @@ export function normalizeItems(items: FormItemInput[], now: number): FormItem[] 
     const where = `body.items[${index}]`
     if (item.id !== undefined) {
       const first = firstIndex.get(item.id)
-      if (first !== undefined) throw new InvalidFormTemplateError(`${where}.id '${item.id}' repeats body.items[${first}].id`)
+      if (first !== undefined)
+        throw new InvalidFormTemplateError(`${where}.id '${item.id}' repeats body.items[${first}].id`)
       firstIndex.set(item.id, index)
     }
     const choices = item.choices ?? []
@@ -126,10 +127,12 @@ export function normalizeItems(items: FormItemInput[], now: number): FormItem[] 
     }
   })
   return items.map((item) => {
-    if (item.id !== undefined) return { ...item, id: item.id }
-    let id = newId(now)
-    while (firstIndex.has(id)) id = newId(now)
-    return { id, ...item }
+    let id = item.id ?? newId(now)
+    while (item.id === undefined && firstIndex.has(id)) id = newId(now)
+    // One key order for every stored item, so resending a list unchanged is recognized as such.
+    const { order, set, question, required, type, choices } = item
+    const entries = Object.entries({ id, order, set, question, required, type, choices })
+    return Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as FormItem
   })
 }
 

@@ -66,7 +66,8 @@ export function createFormTemplateRepository(db: Database, opts: FormTemplateRep
   /** The row if it exists and the caller's facility may see it; otherwise 404, revealing nothing. */
   function visibleRow(scope: Scope, id: string): FormTemplateRow {
     const row = byId.get(id)
-    if (!row || (scope.facility !== null && row.facility !== scope.facility)) throw new NotFoundError('form template', id)
+    if (!row || (scope.facility !== null && row.facility !== scope.facility))
+      throw new NotFoundError('form template', id)
     return row
   }
 
@@ -98,7 +99,8 @@ export function createFormTemplateRepository(db: Database, opts: FormTemplateRep
       if (changes.type !== undefined) next.type = changes.type
       if (changes.createdAt !== undefined) next.createdAt = changes.createdAt
       if (changes.facility !== undefined) next.facility = changes.facility
-      if (changes.hide === true && row.hidden_at === null) Object.assign(next, { hiddenAt: now, hiddenBy: actor.account })
+      if (changes.hide === true && row.hidden_at === null)
+        Object.assign(next, { hiddenAt: now, hiddenBy: actor.account })
       if (changes.hide === false) Object.assign(next, { hiddenAt: null, hiddenBy: null })
       const names = Object.keys(next) as (keyof FormTemplateColumns)[]
       if (names.every((name) => next[name] === before[name])) return { record: toRecord(row), version: row.version }

@@ -1,10 +1,12 @@
 import type { Database } from 'better-sqlite3'
-import type { Direction, Notification } from '../routes/notifications/schema.js'
+import { DIRECTIONS, type Direction, type Notification } from '../routes/notifications/schema.js'
 import { NotFoundError } from './errors.js'
 import { newId } from './ids.js'
 import { createLister } from './list.js'
 import { type Condition, type FieldMap, InvalidQueryError, parseListQuery } from './query.js'
 import type { Principal } from './tokens.js'
+
+export { DIRECTIONS }
 
 /** Who is reading: the account notifications are addressed to, its facility (null: all) and role. */
 export type Viewer = Pick<Principal, 'account' | 'facility' | 'role'>
@@ -31,6 +33,7 @@ export const NOTIFICATION_FIELDS: FieldMap = {
   body: { column: 'body', type: 'string' },
   direction: { column: 'direction', type: 'string' },
   facility: { column: 'facility', type: 'string' },
+  meta: { column: 'meta', type: 'string', selectOnly: true },
   seenBy: {
     column: 'seen_by',
     type: 'string',

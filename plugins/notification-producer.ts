@@ -24,7 +24,11 @@ export function wardNotification(event: WardOccupantEvent): NewNotification {
     ],
   }
   const [title, body] = text[event.type]
-  const meta: Record<string, unknown> = { wardOccupantId: occupant.id, bed: occupant.bed, encounter: occupant.encounter }
+  const meta: Record<string, unknown> = {
+    wardOccupantId: occupant.id,
+    bed: occupant.bed,
+    encounter: occupant.encounter,
+  }
   if (occupant.room !== undefined) meta.room = occupant.room
   return {
     createdAt: event.at,

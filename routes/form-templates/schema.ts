@@ -32,7 +32,9 @@ export const CHOICE_ITEM_TYPES: ReadonlySet<ItemType> = new Set(['multiplechoice
 const L = FORM_TEMPLATE_LIMITS
 
 const itemFields = {
-  order: Type.Optional(Type.Number({ description: 'the client’s own ordering number; the list order is kept as sent' })),
+  order: Type.Optional(
+    Type.Number({ description: 'the client’s own ordering number; the list order is kept as sent' }),
+  ),
   set: Type.Optional(Text(200, { description: 'used for categorizing and nesting' })),
   question: Type.Optional(Text(L.question)),
   required: Type.Optional(Type.Boolean()),
@@ -135,7 +137,9 @@ export const FormTemplatePatch = Type.Object(
     tags: Type.Optional(Clearable(content.tags)),
     meta: Type.Optional(Clearable(content.meta)),
     config: Type.Optional(Clearable(content.config)),
-    hide: Type.Optional(Type.Boolean({ description: 'true hides the template (keeps the first hiding), false shows it' })),
+    hide: Type.Optional(
+      Type.Boolean({ description: 'true hides the template (keeps the first hiding), false shows it' }),
+    ),
   },
   { additionalProperties: false, description: 'each field named replaces that field; null removes it' },
 )
