@@ -87,12 +87,14 @@ CREATE INDEX form_template_tags_template ON form_template_tags (template_id);
 CREATE INDEX form_templates_facility_created ON form_templates (facility, created_at, id);
 CREATE INDEX form_templates_created ON form_templates (created_at, id);
 CREATE INDEX form_templates_type ON form_templates (type, subtype);
--- Planner hints (SQLite's documented manual control through sqlite_stat1): a facility holds many
--- templates, a tag few. Without them, a facility-bound list filtered by tag walks the whole
--- facility index instead of starting from the tag. A later ANALYZE replaces them with real counts.
+-- Planner hints (SQLite's documented manual control through sqlite_stat1): a facility or a type
+-- holds many templates, a tag few. Without them, a list filtered by tag and facility (or type)
+-- walks the whole facility (or type) index instead of starting from the tag. A later ANALYZE
+-- replaces them with real counts.
 ANALYZE form_templates;
 INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
   ('form_templates', 'form_templates_facility_created', '100000 10000 2 1'),
+  ('form_templates', 'form_templates_type', '100000 2000 500'),
   ('form_template_tags', 'sqlite_autoindex_form_template_tags_1', '300000 30 1');
 ANALYZE sqlite_schema;
 

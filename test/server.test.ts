@@ -1,46 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
 import t from 'tap'
-
-interface Started {
-  child: ChildProcess
-  output: () => string
-  base: string
-}
-
-function start(env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, ['--import=tsx', '--no-node-snapshot', 'server.ts'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let text = ''
-  child.stdout?.on('data', (chunk) => {
-    text += chunk
-  })
-  child.stderr?.on('data', (chunk) => {
-    text += chunk
-  })
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text)
-      if (match) {
-        clearInterval(timer)
-        resolve({ child, output: () => text, base: match[1] as string })
-      }
-    }, 50)
-    child.once('exit', (code) => {
-      clearInterval(timer)
-      reject(new Error(`server exited with ${code}: ${text}`))
-    })
-  })
-}
-
-async function stop(started: Started): Promise<number | null> {
-  started.child.kill('SIGTERM')
-  const [code] = await once(started.child, 'exit')
-  return code as number | null
-}
+import { startServer as start, stopServer as stop } from './reliability/server-process.js'
 
 t.test('first start prints one admin token; a restart does not; SIGTERM exits 0', async (t) => {
   const path = join(t.testdir(), 'server.db')

@@ -128,7 +128,9 @@ export const FormTemplatePatch = Type.Object(
   {
     type: Type.Optional(Text(200)),
     createdAt: Type.Optional(Timestamp),
-    facility: Type.Optional(Text(200, { description: 'moves the record; only tokens not bound to a facility' })),
+    facility: Type.Optional(
+      Text(200, { description: 'moves the template; a facility-bound token may only name its own' }),
+    ),
     subtype: Type.Optional(Clearable(content.subtype)),
     name: Type.Optional(Clearable(content.name)),
     description: Type.Optional(Clearable(content.description)),

@@ -3,19 +3,23 @@ import t, { type Test } from 'tap'
 import { createNotificationRepository } from '../../db/notifications.js'
 import { bearer, buildTestApp, type TestApp, type TestTokens } from '../helper.js'
 
-/** Fills the table the way a busy hospital does: many ward broadcasts, some personal notifications. */
+/**
+ * Fills the table the way that hurt the origin platform: most notifications are addressed to
+ * other accounts, a few to nurse-a, a few to everyone, over ten facilities.
+ */
 function fill(app: TestApp, count: number) {
   const repo = createNotificationRepository(app.db)
-  const facilities = ['A', 'B', 'C', null]
+  const facilities = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', null]
   app.db.transaction(() => {
     for (let i = 0; i < count; i++) {
-      const to = i % 5 === 0 ? [`nurse-${i % 300}`, 'nurse-a'] : undefined
-      repo.create({ code: 'bed-occupied', type: 'ward', title: 't', body: 'b', facility: facilities[i % 4] ?? null, to })
+      const to = i % 20 === 0 ? undefined : i % 20 === 1 ? ['nurse-a', 'nurse-all'] : [`account-${i % 500}`]
+      const facility = facilities[i % facilities.length] ?? null
+      repo.create({ code: `code-${i % 7}`, type: 'ward', title: 't', body: 'b', facility, to })
     }
   })()
   const seen = app.db.prepare('INSERT INTO notification_seen (notification_id, account, seen_at) VALUES (?, ?, 0)')
-  for (const { id } of app.db.prepare('SELECT id FROM notifications LIMIT 500').all() as { id: string }[])
-    seen.run(id, 'nurse-a')
+  const ids = app.db.prepare('SELECT id FROM notifications LIMIT 1000').all() as { id: string }[]
+  for (const [i, { id }] of ids.entries()) seen.run(id, i % 2 ? 'nurse-a' : `account-${i % 500}`)
 }
 
 /** Records the SQL text of every statement prepared while `run` goes on: what the repository really runs. */
@@ -45,7 +49,7 @@ const QUERIES = [
   '$unseen=true',
   '$unseen=false',
   'seenBy[$ne]=nurse-a',
-  'code=bed-occupied&type=ward',
+  'code=code-1&type=ward',
   'createdAt[$gte]=0&createdAt[$lt]=99999999999999',
   '$sort[createdAt]=-1&$limit=20',
   'direction=inbound',

@@ -49,7 +49,11 @@ t.test('get by id: the record, or 404 for what is not addressed to the caller', 
     t.equal(res.statusCode, 404, `nurse-a cannot get ${name}`)
     t.match(res.json(), { statusCode: 404, code: 'NOT_FOUND', message: `notification ${ids[name]} not found` })
   }
-  t.equal((await client(app, tokens.admin).get(ids.nurseA as string)).statusCode, 404, 'admins get no one else mail')
+  t.equal(
+    (await client(app, tokens.admin).get(ids.nurseA as string)).statusCode,
+    404,
+    "admins do not read other accounts' notifications",
+  )
 })
 
 t.test('the addressees are shown to admins only', async (t) => {

@@ -16,11 +16,15 @@ t.test('the one-bed rule holds under simultaneous requests to a listening server
     })
 
   const creates = await Promise.all(
-    Array.from({ length: RACERS }, (_, i) => call('POST', '/ward-occupants', { encounter: `e${i}`, bed: 'B-1', occupiedBy: `p${i}` })),
+    Array.from({ length: RACERS }, (_, i) =>
+      call('POST', '/ward-occupants', { encounter: `e${i}`, bed: 'B-1', occupiedBy: `p${i}` }),
+    ),
   )
   const statuses = creates.map((r) => r.status).sort()
   t.same(statuses, [200, ...Array(RACERS - 1).fill(409)], 'exactly one admission wins')
-  const active = app.db.prepare("SELECT count(*) AS n FROM ward_occupants WHERE bed = 'B-1' AND discharged_at IS NULL").get()
+  const active = app.db
+    .prepare("SELECT count(*) AS n FROM ward_occupants WHERE bed = 'B-1' AND discharged_at IS NULL")
+    .get()
   t.same(active, { n: 1 }, 'the database holds one active record')
 
   // Discharged records of one bed, then all re-opened at once: only one may win the bed.
@@ -35,11 +39,9 @@ t.test('the one-bed rule holds under simultaneous requests to a listening server
   }
   const reopens = await Promise.all(ids.map((id) => call('PATCH', `/ward-occupants/${id}`, { discharge: false })))
   const bodies = (await Promise.all(reopens.map((r) => r.json()))) as { code?: string }[]
-  t.same(
-    reopens.map((r) => r.status).sort(),
-    [200, ...Array(RACERS - 1).fill(409)],
-    'exactly one re-open wins',
-  )
+  t.same(reopens.map((r) => r.status).sort(), [200, ...Array(RACERS - 1).fill(409)], 'exactly one re-open wins')
   t.equal(bodies.filter((b) => b.code === 'BED_OCCUPIED').length, RACERS - 1)
-  t.same(app.db.prepare("SELECT count(*) AS n FROM ward_occupants WHERE bed = 'B-1' AND discharged_at IS NULL").get(), { n: 1 })
+  t.same(app.db.prepare("SELECT count(*) AS n FROM ward_occupants WHERE bed = 'B-1' AND discharged_at IS NULL").get(), {
+    n: 1,
+  })
 })

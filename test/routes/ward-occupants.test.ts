@@ -5,11 +5,17 @@ const admit = { encounter: 'enc-1', bed: 'B-1', occupiedBy: 'patient-1' }
 
 function client(app: TestApp, token: string) {
   return {
-    post: (payload: unknown) => app.inject({ method: 'POST', url: '/ward-occupants', headers: bearer(token), payload: payload as object }),
+    post: (payload: unknown) =>
+      app.inject({ method: 'POST', url: '/ward-occupants', headers: bearer(token), payload: payload as object }),
     get: (id: string) => app.inject({ url: `/ward-occupants/${id}`, headers: bearer(token) }),
     list: (query = '') => app.inject({ url: `/ward-occupants?${query}`, headers: bearer(token) }),
     patch: (id: string, payload: unknown, headers: Record<string, string> = {}) =>
-      app.inject({ method: 'PATCH', url: `/ward-occupants/${id}`, headers: { ...bearer(token), ...headers }, payload: payload as object }),
+      app.inject({
+        method: 'PATCH',
+        url: `/ward-occupants/${id}`,
+        headers: { ...bearer(token), ...headers },
+        payload: payload as object,
+      }),
     remove: (id: string, headers: Record<string, string> = {}) =>
       app.inject({ method: 'DELETE', url: `/ward-occupants/${id}`, headers: { ...bearer(token), ...headers } }),
   }
@@ -191,7 +197,10 @@ t.test('delete returns the record; the audit log keeps every change', async (t) 
   t.match(entries[1], { before: record, after: discharged })
   t.match(entries[2], { before: discharged, after: null }, 'the deleted record stays recoverable')
   t.ok(entries.every((e) => typeof e.tokenId === 'string'))
-  const viaHttp = await app.inject({ url: `/audit?resource=ward-occupants&recordId=${record.id}`, headers: bearer(tokens.adminA) })
+  const viaHttp = await app.inject({
+    url: `/audit?resource=ward-occupants&recordId=${record.id}`,
+    headers: bearer(tokens.adminA),
+  })
   t.equal(viaHttp.json().entries.length, 3)
 })
 

@@ -1,0 +1,42 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+
+export interface ServerProcess {
+  child: ChildProcess
+  base: string
+  output: () => string
+}
+
+/** Starts server.ts as its own process on a database file, resolving once it listens. */
+export function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import=tsx', '--no-node-snapshot', 'server.ts'], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let text = ''
+  const collect = (chunk: Buffer) => {
+    text += chunk
+  }
+  child.stdout?.on('data', collect)
+  child.stderr?.on('data', collect)
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(text)
+      if (match) {
+        clearInterval(timer)
+        resolve({ child, base: match[1] as string, output: () => text })
+      }
+    }, 25)
+    child.once('exit', (code) => {
+      clearInterval(timer)
+      reject(new Error(`server exited with ${code}: ${text}`))
+    })
+  })
+}
+
+export async function stopServer(server: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (server.child.exitCode !== null) return server.child.exitCode
+  server.child.kill(signal)
+  const [code] = await once(server.child, 'exit')
+  return code as number | null
+}
