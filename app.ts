@@ -12,6 +12,7 @@ import notificationProducer from './plugins/notification-producer.js'
 import openapiPlugin from './plugins/openapi.js'
 import { parseQueryString } from './plugins/query-string.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
+import securityHeaders from './plugins/security-headers.js'
 import auditRoutes from './routes/audit/index.js'
 import formTemplateRoutes from './routes/form-templates/index.js'
 import healthRoutes from './routes/health/index.js'
@@ -40,6 +41,14 @@ export function serverOptions(config: Config): FastifyServerOptions {
   }
 }
 
+/** Structured logs with request ids; credentials are never written. */
+export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+  return {
+    level: config.LOG_LEVEL,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+  }
+}
+
 /** The whole service as one plugin. It never listens: server.ts does, tests inject. */
 export default async function app(fastify: FastifyInstance, opts: { config: Config }) {
   fastify.decorate('config', opts.config)
@@ -47,6 +56,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   fastify.removeContentTypeParser(['text/plain'])
 
   await fastify.register(errorsPlugin)
+  await fastify.register(securityHeaders)
   await fastify.register(dbPlugin, { path: opts.config.DATABASE_PATH, bedPolicy: opts.config.BED_POLICY })
   await fastify.register(eventsPlugin)
   await fastify.register(notificationProducer)

@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace'
-import { buildApp } from './app.js'
+import { buildApp, loggerOptions } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 
 function readConfig(): Config {
@@ -27,10 +27,7 @@ function printBootstrapToken(app: Awaited<ReturnType<typeof buildApp>>): void {
 
 const config = readConfig()
 const app = await buildApp(config, {
-  logger: {
-    level: config.LOG_LEVEL,
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-  },
+  logger: loggerOptions(config),
   requestTimeout: config.REQUEST_TIMEOUT_MS,
   return503OnClosing: true,
 })

@@ -25,7 +25,7 @@ export default fp(
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },
     })
-    await fastify.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } })
+    await fastify.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, validatorUrl: null } })
     fastify.get('/openapi.json', { schema: { hide: true } }, function openapiDocument() {
       return fastify.swagger()
     })
