@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import { type Config, PROJECT_ROOT } from './config.js'
 import authPlugin from './plugins/auth.js'
 import dbPlugin from './plugins/db.js'
-import errorsPlugin, { formatSchemaErrors } from './plugins/errors.js'
+import errorsPlugin, { formatSchemaErrors, sendFrameworkError } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
 import notificationProducer from './plugins/notification-producer.js'
 import openapiPlugin from './plugins/openapi.js'
@@ -38,6 +38,7 @@ export function serverOptions(config: Config): FastifyServerOptions {
     routerOptions: { querystringParser: parseQueryString },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
     schemaErrorFormatter: formatSchemaErrors,
+    frameworkErrors: sendFrameworkError,
   }
 }
 

@@ -136,8 +136,28 @@ export function normalizeItems(items: FormItemInput[], now: number): FormItem[] 
   })
 }
 
-/** A free-form object as stored, refused when its JSON text is over the limit. */
+/** How deeply arrays and objects nest in `value` (0 for a scalar), walked without recursion. */
+function nestingDepth(value: unknown): number {
+  let deepest = 0
+  const stack: [unknown, number][] = [[value, 0]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number]
+    if (typeof node !== 'object' || node === null) continue
+    deepest = Math.max(deepest, depth + 1)
+    for (const child of Object.values(node)) stack.push([child, depth + 1])
+  }
+  return deepest
+}
+
+/** A free-form object as stored, refused when it nests too deeply or its JSON text is over the limit. */
 export function objectColumn(name: 'meta' | 'config', value: object): string {
+  // Without a bound, JSON.stringify overflows the stack on deep nesting (a 500, not a 400).
+  const depth = nestingDepth(value)
+  if (depth > FORM_TEMPLATE_LIMITS.objectDepth) {
+    throw new InvalidFormTemplateError(
+      `body.${name} is nested too deeply: ${depth} levels, at most ${FORM_TEMPLATE_LIMITS.objectDepth}`,
+    )
+  }
   const text = JSON.stringify(value)
   const bytes = Buffer.byteLength(text, 'utf8')
   if (bytes > FORM_TEMPLATE_LIMITS.objectBytes) {

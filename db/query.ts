@@ -50,6 +50,8 @@ export const LIST_LIMITS: QueryLimits = { defaultLimit: 100, maxLimit: 1000 }
 const PAGING_KEYS = new Set(['$limit', '$skip', '$sort', '$select'])
 const COMPARISONS: Record<string, string> = { $lt: '<', $lte: '<=', $gt: '>', $gte: '>=' }
 const OPERATORS = new Set(['$in', '$nin', '$ne', '$exists', ...Object.keys(COMPARISONS)])
+/** Entries of one $or / $and: SQLite refuses expressions nested deeper than 1000 (a 500). */
+export const MAX_BRANCHES = 100
 
 function fail(message: string): never {
   throw new InvalidQueryError(message)
@@ -159,7 +161,9 @@ function filterCondition(query: Record<string, unknown>, fields: FieldMap, depth
       continue
     }
     if (key === '$or' || key === '$and') {
-      const branches = asList(value, key).map((branch) => {
+      const entries = asList(value, key)
+      if (entries.length > MAX_BRANCHES) fail(`${key} takes at most ${MAX_BRANCHES} entries`)
+      const branches = entries.map((branch) => {
         if (!isPlainObject(branch)) return fail(`each ${key} entry must be an object of filters`)
         return filterCondition(branch, fields, depth + 1)
       })

@@ -48,6 +48,16 @@ function sendError(reply: FastifyReply, statusCode: number, message: string, cod
 }
 
 /**
+ * Errors Fastify raises while routing, before any hook runs (a path that is not valid
+ * percent-encoding, a path parameter over maxParamLength): the same shape as every other error.
+ * Without it Fastify answers a 414 with `"error": "Bad Request"`.
+ */
+export function sendFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const status = error.statusCode !== undefined && error.statusCode < 500 ? error.statusCode : 400
+  return sendError(reply, status, error.message, error.code)
+}
+
+/**
  * The one error handler: 4xx go out as they are, in the contract's shape; 5xx are logged with
  * the request id and answered without internals (no stack, no SQL).
  */

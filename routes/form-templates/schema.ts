@@ -13,6 +13,8 @@ export const FORM_TEMPLATE_LIMITS = {
   tag: 200,
   /** bytes of `meta` and of `config`, each, as JSON text */
   objectBytes: 65_536,
+  /** levels of nested objects and arrays in `meta` and in `config`, the object itself included */
+  objectDepth: 64,
 } as const
 
 export const ITEM_TYPES = [
