@@ -12,6 +12,7 @@ import notificationProducer from './plugins/notification-producer.js'
 import openapiPlugin from './plugins/openapi.js'
 import { parseQueryString } from './plugins/query-string.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
+import rendererPlugin from './plugins/render/index.js'
 import securityHeaders from './plugins/security-headers.js'
 import auditRoutes from './routes/audit/index.js'
 import formTemplateRoutes from './routes/form-templates/index.js'
@@ -61,6 +62,11 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(dbPlugin, { path: opts.config.DATABASE_PATH, bedPolicy: opts.config.BED_POLICY })
   await fastify.register(eventsPlugin)
   await fastify.register(notificationProducer)
+  await fastify.register(rendererPlugin, {
+    timeoutMs: opts.config.RENDER_TIMEOUT_MS,
+    memoryMb: opts.config.RENDER_MEMORY_MB,
+    maxOutputBytes: opts.config.RENDER_MAX_OUTPUT_BYTES,
+  })
   await fastify.register(openapiPlugin, { version })
   await fastify.register(healthRoutes)
 

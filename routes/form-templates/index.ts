@@ -3,6 +3,7 @@ import { createFormTemplateRepository } from '../../db/form-templates.js'
 import { facilityForCreate } from '../../plugins/auth.js'
 import { ifMatchOf, withEtag } from '../../plugins/http.js'
 import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
+import renderRoutes from './render.js'
 import { FormTemplate, FormTemplateCreate, FormTemplatePatch } from './schema.js'
 
 const tags = ['form templates']
@@ -74,6 +75,8 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
       return templates.remove(request.principal, request.params.id, ifMatchOf(request))
     },
   )
+
+  await fastify.register(renderRoutes, { templates })
 }
 
 export default formTemplateRoutes

@@ -1,0 +1,154 @@
+/**
+ * Runs template compilation in one worker thread with a time and heap limit. Compiling a large
+ * pug layout takes tens to hundreds of milliseconds, which must not block the event loop, and a
+ * crafted template may make a parser slow; a worker can be terminated mid-loop and is then
+ * replaced by a fresh one for the next request.
+ */
+import { Worker } from 'node:worker_threads'
+import type { CompileEngine, CompileOutcome } from './compile.js'
+import type { CompileRequest } from './compile-worker.js'
+import { renderError } from './errors.js'
+
+export interface Compiler {
+  compile(engine: CompileEngine, source: string): Promise<string>
+  close(): void
+}
+
+interface Pending extends CompileRequest {
+  resolve(body: string): void
+  reject(error: Error): void
+}
+
+type WorkerMessage = { ready: true } | (CompileOutcome & { id: number })
+
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 }
+const STARTUP_TIMEOUT_MS = 30_000
+
+// Loader flags (tsx) are not applied to worker entry files on Node 20, so the worker boots from
+// plain JS and loads the TypeScript entry through tsx's API when running from source.
+const BOOT = `
+const { workerData } = require('node:worker_threads')
+void (workerData.tsx
+  ? import(workerData.tsx).then((tsx) => tsx.tsImport(workerData.entry, workerData.entry))
+  : import(workerData.entry))
+`
+
+function workerData(): { entry: string; tsx: string | undefined } {
+  const fromSource = import.meta.url.endsWith('.ts')
+  const entry = new URL(`./compile-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url).href
+  return { entry, tsx: fromSource ? import.meta.resolve('tsx/esm/api') : undefined }
+}
+
+export function createCompiler(timeoutMs: number): Compiler {
+  const queue: Pending[] = []
+  let current: Pending | undefined
+  let worker: Worker | undefined
+  let ready = false
+  let closed = false
+  let timer: NodeJS.Timeout | undefined
+  let nextId = 1
+
+  function spawn(): Worker {
+    const spawned = new Worker(BOOT, {
+      eval: true,
+      execArgv: [],
+      workerData: workerData(),
+      resourceLimits: WORKER_LIMITS,
+    })
+    spawned.on('message', (message: WorkerMessage) => onMessage(spawned, message))
+    spawned.on('error', (error) => onFailure(spawned, error))
+    spawned.on('exit', (code) => onFailure(spawned, new Error(`template compiler exited with code ${code}`)))
+    timer = setTimeout(() => onFailure(spawned, new Error('template compiler did not start')), STARTUP_TIMEOUT_MS)
+    return spawned
+  }
+
+  /** An idle worker must not keep the service alive; a busy one must. */
+  function updateRef(): void {
+    if (current || queue.length > 0) worker?.ref()
+    else worker?.unref()
+  }
+
+  function pump(): void {
+    updateRef()
+    if (closed || current || queue.length === 0) return
+    if (!worker) {
+      worker = spawn()
+      return
+    }
+    if (!ready) return
+    current = queue.shift()
+    if (!current) return
+    const { id, engine, source } = current
+    worker.postMessage({ id, engine, source } satisfies CompileRequest)
+    timer = setTimeout(onTimeout, timeoutMs)
+    updateRef()
+  }
+
+  function discardWorker(): void {
+    clearTimeout(timer)
+    const old = worker
+    worker = undefined
+    ready = false
+    void old?.terminate()
+  }
+
+  function takeCurrent(): Pending | undefined {
+    const job = current
+    current = undefined
+    return job
+  }
+
+  function onMessage(from: Worker, message: WorkerMessage): void {
+    if (from !== worker) return
+    clearTimeout(timer)
+    if ('ready' in message) {
+      ready = true
+    } else if (current?.id === message.id) {
+      const job = takeCurrent()
+      if (message.ok) job?.resolve(message.body)
+      else job?.reject(renderError('RENDER_COMPILE_FAILED', message.message))
+    }
+    pump()
+  }
+
+  function onTimeout(): void {
+    discardWorker()
+    takeCurrent()?.reject(
+      renderError('RENDER_TIMEOUT', `template compilation exceeded the time limit of ${timeoutMs} ms`),
+    )
+    pump()
+  }
+
+  function onFailure(from: Worker, error: Error & { code?: string }): void {
+    if (from !== worker) return
+    const wasReady = ready
+    discardWorker()
+    const job = takeCurrent()
+    if (job && error.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      job.reject(renderError('RENDER_MEMORY_LIMIT', 'template compilation exceeded the memory limit'))
+    } else if (job) {
+      job.reject(new Error(`template compiler failed: ${error.message}`, { cause: error }))
+    } else if (!wasReady) {
+      // The worker cannot start at all: fail what waits instead of respawning forever.
+      for (const waiting of queue.splice(0)) waiting.reject(new Error(`template compiler failed: ${error.message}`))
+    }
+    pump()
+  }
+
+  return {
+    compile(engine, source) {
+      if (closed) return Promise.reject(new Error('the renderer is closed'))
+      return new Promise<string>((resolve, reject) => {
+        queue.push({ id: nextId++, engine, source, resolve, reject })
+        pump()
+      })
+    },
+    close() {
+      closed = true
+      discardWorker()
+      const error = new Error('the renderer is closed')
+      takeCurrent()?.reject(error)
+      for (const waiting of queue.splice(0)) waiting.reject(error)
+    },
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * Renders user-written pug and ejs print layouts. Templates are compiled in a worker thread
+ * (compiler.ts) and run in a fresh isolated-vm isolate per render (isolate.ts) inside a separate
+ * render process (render-child.ts), with a time, memory and output limit; the compiled code is
+ * cached per cache key.
+ */
+import { availableParallelism } from 'node:os'
+import { createLru } from './cache.js'
+import { createCompiler } from './compiler.js'
+import { RenderError, renderError } from './errors.js'
+import { createGate } from './gate.js'
+import { createRenderProcess } from './render-process.js'
+
+export {
+  RenderCompileFailedError,
+  RenderError,
+  type RenderErrorCode,
+  RenderFailedError,
+  RenderMemoryLimitError,
+  RenderOutputTooLargeError,
+  RenderTimeoutError,
+} from './errors.js'
+
+export type RenderEngine = 'pug' | 'ejs'
+
+export const RENDER_ENGINES: readonly RenderEngine[] = Object.freeze(['pug', 'ejs'] as const)
+
+export interface RenderLimits {
+  timeoutMs: number
+  memoryMb: number
+  maxOutputBytes: number
+}
+
+export interface RenderJob {
+  engine: RenderEngine
+  source: string
+  /** Identifies one version of one template, e.g. `${id}:${version}:${engine}`. */
+  cacheKey: string
+  data: Record<string, unknown>
+}
+
+export interface RenderStats {
+  compiles: number
+  cacheHits: number
+  cached: number
+}
+
+export interface Renderer {
+  render(job: RenderJob): Promise<string>
+  stats(): RenderStats
+  close(): void
+}
+
+export interface RendererOptions {
+  cacheEntries?: number
+  /** Isolates alive at once; each may use up to `memoryMb`. */
+  maxConcurrent?: number
+  compileTimeoutMs?: number
+}
+
+interface Compiled {
+  engine: RenderEngine
+  source: string
+  outcome: { ok: true; body: string } | { ok: false; error: RenderError }
+}
+
+interface InFlight {
+  engine: RenderEngine
+  source: string
+  body: Promise<string>
+}
+
+const CACHE_MAX_CHARS = 32 * 1024 * 1024
+
+function weigh(compiled: Compiled): number {
+  return compiled.source.length + (compiled.outcome.ok ? compiled.outcome.body.length : 0)
+}
+
+/** A reused key with other source or engine is a new template, never a stale cache hit. */
+function sameTemplate(entry: { engine: RenderEngine; source: string }, job: RenderJob): boolean {
+  return entry.engine === job.engine && entry.source === job.source
+}
+
+export function createRenderer(limits: RenderLimits, options: RendererOptions = {}): Renderer {
+  const compiler = createCompiler(options.compileTimeoutMs ?? Math.max(2000, limits.timeoutMs * 5))
+  const gate = createGate(options.maxConcurrent ?? availableParallelism())
+  const isolates = createRenderProcess({
+    timeoutMs: limits.timeoutMs,
+    memoryMb: limits.memoryMb,
+    maxOutputBytes: limits.maxOutputBytes,
+  })
+  const cache = createLru<Compiled>(options.cacheEntries ?? 200, CACHE_MAX_CHARS, weigh)
+  const inFlight = new Map<string, InFlight>()
+  const counters = { compiles: 0, cacheHits: 0 }
+  let closed = false
+
+  async function compileAndCache(job: RenderJob): Promise<string> {
+    counters.compiles++
+    const flight: InFlight = { engine: job.engine, source: job.source, body: compiler.compile(job.engine, job.source) }
+    inFlight.set(job.cacheKey, flight)
+    try {
+      const body = await flight.body
+      cache.set(job.cacheKey, { engine: job.engine, source: job.source, outcome: { ok: true, body } })
+      return body
+    } catch (error) {
+      // Only a compile error is a property of the template; timeouts may come from load.
+      if (error instanceof RenderError && error.code === 'RENDER_COMPILE_FAILED') {
+        cache.set(job.cacheKey, { engine: job.engine, source: job.source, outcome: { ok: false, error } })
+      }
+      throw error
+    } finally {
+      if (inFlight.get(job.cacheKey) === flight) inFlight.delete(job.cacheKey)
+    }
+  }
+
+  function compiled(job: RenderJob): Promise<string> {
+    const cached = cache.get(job.cacheKey)
+    if (cached && sameTemplate(cached, job)) {
+      counters.cacheHits++
+      if (cached.outcome.ok) return Promise.resolve(cached.outcome.body)
+      return Promise.reject(renderError(cached.outcome.error.code, cached.outcome.error.message))
+    }
+    const flight = inFlight.get(job.cacheKey)
+    if (flight && sameTemplate(flight, job)) {
+      counters.cacheHits++
+      return flight.body
+    }
+    return compileAndCache(job)
+  }
+
+  return {
+    async render(job) {
+      if (closed) throw new Error('the renderer is closed')
+      if (!RENDER_ENGINES.includes(job.engine)) {
+        throw renderError('RENDER_COMPILE_FAILED', `unknown template engine "${String(job.engine)}"`)
+      }
+      const body = await compiled(job)
+      return gate.run(() => isolates.run(body, job.data))
+    },
+    stats() {
+      return { ...counters, cached: cache.size }
+    },
+    close() {
+      closed = true
+      compiler.close()
+      isolates.close()
+    },
+  }
+}

@@ -1,0 +1,112 @@
+import t from 'tap'
+import { job, rejection, testRenderer } from './helpers.js'
+
+/** Counts timer ticks while `work` runs: a blocked event loop would count (almost) none. */
+async function ticksDuring<T>(work: Promise<T>): Promise<{ ticks: number; ms: number }> {
+  let ticks = 0
+  const started = Date.now()
+  const timer = setInterval(() => ticks++, 10)
+  try {
+    await work.catch(() => undefined)
+  } finally {
+    clearInterval(timer)
+  }
+  return { ticks, ms: Date.now() - started }
+}
+
+t.test('an endless loop times out without blocking the host or other renders', async (t) => {
+  const renderer = testRenderer(t, { timeoutMs: 500 }, { maxConcurrent: 4 })
+  await renderer.render(job('pug', 'p warm'))
+  const order: string[] = []
+  const started = Date.now()
+  const loop = renderer.render(job('ejs', '<% while (true) {} %>')).finally(() => order.push('loop'))
+  const other = renderer.render(job('pug', 'p= n', { n: 42 })).finally(() => order.push('other'))
+  const immediate = new Promise((resolve) => setImmediate(resolve)).then(() => order.push('setImmediate'))
+  const { ticks } = await ticksDuring(loop)
+  const elapsed = Date.now() - started
+
+  await rejection(t, loop, 'RENDER_TIMEOUT')
+  t.equal(await other, '<p>42</p>')
+  await immediate
+  t.same(order, ['setImmediate', 'other', 'loop'], 'the host and a second render finished while the loop ran')
+  t.ok(ticks >= 15, `host timers kept firing (${ticks} ticks)`)
+  t.ok(elapsed >= 450 && elapsed < 2500, `timed out after ${elapsed} ms for a 500 ms limit`)
+})
+
+t.test('other ways to spin are stopped by the same limit', async (t) => {
+  const renderer = testRenderer(t, { timeoutMs: 300 })
+  const spinners = [
+    job('pug', '- (function next() { Promise.resolve().then(next) })()'),
+    job('pug', "p(title='aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!'.match(/^(a+)+$/)) catastrophic regex"),
+    job('ejs', '<% for (;;) { try { while (true) {} } catch (e) {} } %>'),
+  ]
+  for (const spinner of spinners) await rejection(t, renderer.render(spinner), 'RENDER_TIMEOUT')
+})
+
+t.test('a memory bomb hits the memory limit and the next render works', async (t) => {
+  const renderer = testRenderer(t, { timeoutMs: 10_000, memoryMb: 32 })
+  const bomb = '- var hoard = []\n- while (true) hoard.push(Math.random().toString(36).repeat(200))'
+  const { ticks, ms } = await ticksDuring(rejection(t, renderer.render(job('pug', bomb)), 'RENDER_MEMORY_LIMIT'))
+  t.ok(ticks >= ms / 40, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
+  await rejection(
+    t,
+    renderer.render(job('ejs', '<% var a = []; while (true) a.push(new Array(1e6).fill(1)) %>')),
+    'RENDER_MEMORY_LIMIT',
+  )
+  t.equal(await renderer.render(job('pug', 'p after')), '<p>after</p>')
+})
+
+t.test('huge single allocations never reach the service process', async (t) => {
+  const renderer = testRenderer(t, { timeoutMs: 5000 })
+  await renderer.render(job('pug', 'p warm'))
+  const before = process.memoryUsage().rss
+  await rejection(t, renderer.render(job('pug', "p(title='x'.repeat(3e8)) big")), 'RENDER_MEMORY_LIMIT')
+  // isolated-vm cannot survive this one: V8 gives up on the isolate, and only the render process dies.
+  await rejection(t, renderer.render(job('pug', '- new Array(2 ** 27 - 1).fill(0)')), 'RENDER_MEMORY_LIMIT')
+  const grown = (process.memoryUsage().rss - before) / 1024 / 1024
+  t.ok(grown < 100, `service memory grew by ${grown.toFixed(0)} MB only`)
+  t.equal(await renderer.render(job('pug', 'p after')), '<p>after</p>', 'a new render process takes over')
+})
+
+t.test('output beyond the limit is refused', async (t) => {
+  const renderer = testRenderer(t, { maxOutputBytes: 2_097_152 })
+  const tenMegabytes = '<% for (var i = 0; i < 10240; i++) { %><%= chunk %><% } %>'
+  const error = await rejection(
+    t,
+    renderer.render(job('ejs', tenMegabytes, { chunk: 'x'.repeat(1024) })),
+    'RENDER_OUTPUT_TOO_LARGE',
+  )
+  t.match(error.message, '2097152 bytes')
+  await rejection(
+    t,
+    renderer.render(job('pug', '- var s = "x"\n- for (var i = 0; i < 23; i++) s += s\n!= s')),
+    'RENDER_OUTPUT_TOO_LARGE',
+  )
+  t.equal((await renderer.render(job('pug', '!= s', { s: 'y'.repeat(2_000_000) }))).length, 2_000_000)
+})
+
+t.test('the output limit counts UTF-8 bytes, not characters', async (t) => {
+  const renderer = testRenderer(t, { maxOutputBytes: 1024 })
+  t.equal(await renderer.render(job('ejs', '<%- s %>', { s: '€'.repeat(341) })), '€'.repeat(341))
+  await rejection(t, renderer.render(job('ejs', '<%- s %>', { s: '€'.repeat(342) })), 'RENDER_OUTPUT_TOO_LARGE')
+})
+
+t.test('a compile that takes too long is stopped and the compiler recovers', async (t) => {
+  const renderer = testRenderer(t, {}, { compileTimeoutMs: 1000 })
+  await renderer.render(job('pug', 'p warm'))
+  const huge = Array.from({ length: 40_000 }, (_, i) => `p(class=c${i % 7} title=t)= v${i} + w`).join('\n')
+  const { ticks, ms } = await ticksDuring(rejection(t, renderer.render(job('pug', huge)), 'RENDER_TIMEOUT'))
+  t.ok(ticks >= ms / 40, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
+  t.equal(await renderer.render(job('pug', 'p recovered')), '<p>recovered</p>')
+  t.equal(await renderer.render(job('ejs', '<%= 1 + 1 %>')), '2')
+})
+
+t.test('renders beyond maxConcurrent wait for a free isolate', async (t) => {
+  const renderer = testRenderer(t, { timeoutMs: 300 }, { maxConcurrent: 1 })
+  await renderer.render(job('pug', 'p warm'))
+  const order: string[] = []
+  const loop = renderer.render(job('ejs', '<% while (true) {} %>')).catch(() => order.push('loop'))
+  const next = renderer.render(job('ejs', 'next')).then(() => order.push('next'))
+  await Promise.all([loop, next])
+  t.same(order, ['loop', 'next'])
+})

@@ -1,0 +1,187 @@
+import t from 'tap'
+import { RENDER_ENGINES, type RenderEngine } from '../../plugins/render/sandbox.js'
+import { job, rejection, testRenderer } from './helpers.js'
+
+const record = {
+  name: 'Ward 3 <East>',
+  beds: [
+    { code: 'B-1', occupied: true },
+    { code: 'B-2', occupied: false },
+  ],
+}
+
+const layouts: Record<RenderEngine, string> = {
+  pug: [
+    'h1= name',
+    'p Printed by #{printedBy}',
+    'ul',
+    '  each bed in beds',
+    '    li(class=bed.occupied ? "busy" : "free")= bed.code',
+  ].join('\n'),
+  ejs: [
+    '<h1><%= name %></h1>',
+    '<p>Printed by <%= printedBy %></p>',
+    '<ul><% beds.forEach(function (bed) { %><li class="<%= bed.occupied ? "busy" : "free" %>"><%= bed.code %></li><% }) %></ul>',
+  ].join('\n'),
+}
+
+t.test('both engines are offered', async (t) => {
+  t.same([...RENDER_ENGINES], ['pug', 'ejs'])
+})
+
+for (const engine of RENDER_ENGINES) {
+  t.test(`${engine}: renders record fields and caller data`, async (t) => {
+    const renderer = testRenderer(t)
+    const html = await renderer.render(job(engine, layouts[engine], { ...record, printedBy: 'Nurse Joy' }))
+    t.match(html, '<h1>Ward 3 &lt;East&gt;</h1>')
+    t.match(html, 'Printed by Nurse Joy')
+    t.match(html, '<li class="busy">B-1</li>')
+    t.match(html, '<li class="free">B-2</li>')
+  })
+}
+
+t.test('escaped output escapes markup, raw output does not', async (t) => {
+  const renderer = testRenderer(t)
+  const data = { x: '<script>alert("x")</script>' }
+  const pug = await renderer.render(job('pug', 'p #{x}\np= x\ndiv!= x', data))
+  t.equal(
+    pug,
+    '<p>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</p><p>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</p>' +
+      '<div><script>alert("x")</script></div>',
+  )
+  const ejs = await renderer.render(job('ejs', '<p><%= x %></p><div><%- x %></div>', data))
+  t.equal(ejs, '<p>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;</p><div><script>alert("x")</script></div>')
+  const attribute = await renderer.render(job('pug', 'a(title=x) link', data))
+  t.notMatch(attribute, '<script>')
+})
+
+t.test('pug attributes, classes, styles and mixins behave like pug', async (t) => {
+  const renderer = testRenderer(t)
+  const source = [
+    'mixin bed(code)',
+    '  li.bed(class={ busy: code === "B-1" })&attributes(attributes)= code',
+    'ul#beds(data-ward=ward style={ color: "red" })',
+    '  +bed("B-1")(title="first")',
+    '  +bed("B-2")',
+    'input(type="checkbox" checked)',
+  ].join('\n')
+  const html = await renderer.render(job('pug', source, { ward: 'W"3' }))
+  t.equal(
+    html,
+    '<ul id="beds" data-ward="W&quot;3" style="color:red;"><li class="bed busy" title="first">B-1</li>' +
+      '<li class="bed">B-2</li></ul><input type="checkbox" checked="checked"/>',
+  )
+})
+
+t.test('data is a copy: the template cannot change the caller objects', async (t) => {
+  const renderer = testRenderer(t)
+  const data = { patient: { name: 'Ann' }, list: [1, 2] }
+  const html = await renderer.render(
+    job('ejs', '<% patient.name = "changed"; list.push(3); patient.__proto__.polluted = 1 %><%= patient.name %>', data),
+  )
+  t.equal(html, 'changed')
+  t.same(data, { patient: { name: 'Ann' }, list: [1, 2] })
+  t.equal((Object.prototype as Record<string, unknown>).polluted, undefined)
+})
+
+t.test('dates and nested values arrive intact', async (t) => {
+  const renderer = testRenderer(t)
+  const html = await renderer.render(
+    job('pug', 'p= when.toISOString()\np= nested.list.length\np= missing === undefined', {
+      when: new Date(0),
+      nested: { list: [1, 2, 3] },
+    }),
+  )
+  t.equal(html, '<p>1970-01-01T00:00:00.000Z</p><p>3</p><p>true</p>')
+})
+
+t.test('data that cannot be copied is a render error, not a crash', async (t) => {
+  const renderer = testRenderer(t)
+  await rejection(t, renderer.render(job('pug', 'p x', { callback: () => 1 })), 'RENDER_FAILED')
+})
+
+t.test('compile errors carry the template line', async (t) => {
+  const renderer = testRenderer(t)
+  const cases: Array<[RenderEngine, string, RegExp]> = [
+    ['pug', 'p ok\np(title=)\np after', /^Pug:2:\d+/],
+    ['pug', 'p ok\n- var x = ;\np after', /^Pug:2\n[\s\S]*> 2\| - var x = ;[\s\S]*SyntaxError: Unexpected token/],
+    ['pug', 'p ok\n  p badly indented\n p', /^Pug:3/],
+    [
+      'ejs',
+      'line 1\n<% var x = ; %>\nline 3',
+      /^ejs:2\n[\s\S]*> 2\| <% var x = ; %>[\s\S]*SyntaxError: Unexpected token/,
+    ],
+    ['ejs', 'line 1\nline 2\n<% if (open) { %>\nline 4', /^ejs:4\n[\s\S]*SyntaxError/],
+    ['ejs', 'line 1\n<% never closed', /Could not find matching close tag/],
+  ]
+  for (const [engine, source, pattern] of cases) {
+    const error = await rejection(t, renderer.render(job(engine, source)), 'RENDER_COMPILE_FAILED')
+    t.match(error.message, pattern, `${engine}: ${JSON.stringify(source)}`)
+  }
+})
+
+t.test('runtime errors are RENDER_FAILED with the template line', async (t) => {
+  const renderer = testRenderer(t)
+  const pug = await rejection(t, renderer.render(job('pug', 'p ok\np= ward.beds.length')), 'RENDER_FAILED')
+  t.match(pug.message, /^Pug:2\n[\s\S]*Cannot read properties of undefined \(reading 'beds'\)/)
+  const ejs = await rejection(t, renderer.render(job('ejs', 'ok\n<%= ward.beds %>')), 'RENDER_FAILED')
+  t.match(ejs.message, /^ejs:2\n[\s\S]*ward is not defined/)
+  const thrown = await rejection(t, renderer.render(job('ejs', '<% throw "plain string" %>')), 'RENDER_FAILED')
+  t.match(thrown.message, 'plain string')
+})
+
+t.test('include, extends and filters are refused at compile time', async (t) => {
+  const renderer = testRenderer(t)
+  for (const source of [
+    'include /etc/passwd',
+    'include header.pug',
+    'extends layout',
+    'p\n  include:markdown-it notes.md',
+  ]) {
+    const error = await rejection(t, renderer.render(job('pug', source)), 'RENDER_COMPILE_FAILED')
+    t.match(error.message, /not available in print layouts/)
+  }
+  const filter = await rejection(t, renderer.render(job('pug', ':markdown-it\n  # title')), 'RENDER_COMPILE_FAILED')
+  t.match(filter.message, /filters are not available/)
+  const ejs = await rejection(t, renderer.render(job('ejs', '<%- include("/etc/passwd") %>')), 'RENDER_FAILED')
+  t.match(ejs.message, /include is not a function/)
+})
+
+t.test('a second render of the same cache key does not compile again', async (t) => {
+  const renderer = testRenderer(t)
+  const first = await renderer.render(job('pug', 'p= n', { n: 1 }, 'form-1:1:pug'))
+  const second = await renderer.render(job('pug', 'p= n', { n: 2 }, 'form-1:1:pug'))
+  t.equal(first, '<p>1</p>')
+  t.equal(second, '<p>2</p>')
+  t.same(renderer.stats(), { compiles: 1, cacheHits: 1, cached: 1 })
+
+  await renderer.render(job('pug', 'p= n + 1', { n: 2 }, 'form-1:1:pug'))
+  t.equal(renderer.stats().compiles, 2, 'the same key with other source compiles again')
+
+  await Promise.all([1, 2, 3].map((n) => renderer.render(job('ejs', '<%= n %>', { n }, 'form-2:1:ejs'))))
+  t.equal(renderer.stats().compiles, 3, 'concurrent first renders share one compile')
+  t.equal(renderer.stats().cacheHits, 3)
+})
+
+t.test('a template that does not compile is not compiled again either', async (t) => {
+  const renderer = testRenderer(t)
+  await rejection(t, renderer.render(job('ejs', '<% if ( %>', {}, 'broken:1:ejs')), 'RENDER_COMPILE_FAILED')
+  await rejection(t, renderer.render(job('ejs', '<% if ( %>', {}, 'broken:1:ejs')), 'RENDER_COMPILE_FAILED')
+  t.same(renderer.stats(), { compiles: 1, cacheHits: 1, cached: 1 })
+})
+
+t.test('the cache is bounded', async (t) => {
+  const renderer = testRenderer(t, {}, { cacheEntries: 2 })
+  for (const key of ['a', 'b', 'c']) await renderer.render(job('pug', `p ${key}`, {}, key))
+  t.equal(renderer.stats().cached, 2)
+  await renderer.render(job('pug', 'p a', {}, 'a'))
+  t.equal(renderer.stats().compiles, 4, 'the least recently used entry was dropped')
+})
+
+t.test('an unknown engine and a closed renderer are refused', async (t) => {
+  const renderer = testRenderer(t)
+  const unknown = { ...job('pug', 'p x'), engine: 'handlebars' as RenderEngine }
+  await rejection(t, renderer.render(unknown), 'RENDER_COMPILE_FAILED')
+  renderer.close()
+  await t.rejects(renderer.render(job('pug', 'p x')), /closed/)
+})

@@ -1,0 +1,152 @@
+import t from 'tap'
+import { bearer, buildTestApp, type TestApp } from '../helper.js'
+
+const PUG = `h1= name
+p.type #{type} / #{subtype}
+p.layout #{typeof template}
+ul
+  each item in items
+    li= item.question`
+
+async function createTemplate(app: TestApp, token: string, body: object): Promise<string> {
+  const res = await app.inject({ method: 'POST', url: '/form-templates', headers: bearer(token), payload: body })
+  if (res.statusCode !== 200) throw new Error(res.body)
+  return res.json().id
+}
+
+function render(app: TestApp, token: string, id: string, query = '') {
+  return app.inject({ url: `/form-templates/${id}/render${query}`, headers: bearer(token) })
+}
+
+function renderWith(app: TestApp, token: string, id: string, payload: object) {
+  return app.inject({ method: 'POST', url: `/form-templates/${id}/render`, headers: bearer(token), payload })
+}
+
+t.test('pug by default, with every record field but the layout itself', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const id = await createTemplate(app, tokens.writeA, {
+    type: 'admission',
+    subtype: 'adult',
+    name: 'Admission <form>',
+    template: PUG,
+    items: [
+      { type: 'trueorfalse', question: 'Allergies?' },
+      { type: 'date', question: 'Admitted on' },
+    ],
+  })
+  const res = await render(app, tokens.readA, id)
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /^text\/html/)
+  t.equal(res.headers['cache-control'], 'no-store', 'patient data is not cached')
+  t.equal(
+    res.body,
+    '<h1>Admission &lt;form&gt;</h1><p class="type">admission / adult</p><p class="layout">undefined</p><ul><li>Allergies?</li><li>Admitted on</li></ul>',
+  )
+})
+
+t.test('ejs chosen by config.engine or by the caller; caller data as `data`, escaped', async (t) => {
+  // (also: the layout text itself is not among the data)
+  const { app, tokens } = await buildTestApp(t)
+  const id = await createTemplate(app, tokens.writeA, {
+    type: 'vitals',
+    config: { engine: 'ejs' },
+    template:
+      '<%= typeof template %><h2><%= type %></h2><p><%= data.answers ? data.answers.pulse : "none" %></p><%- "<hr>" %>',
+  })
+  t.equal((await render(app, tokens.readA, id)).body, 'undefined<h2>vitals</h2><p>none</p><hr>')
+  const filled = await renderWith(app, tokens.readA, id, { data: { answers: { pulse: '<b>72</b>' } } })
+  t.equal(filled.statusCode, 200, 'a read token may print with data')
+  t.equal(filled.body, 'undefined<h2>vitals</h2><p>&lt;b&gt;72&lt;/b&gt;</p><hr>')
+  const pugId = await createTemplate(app, tokens.writeA, { type: 'x', template: 'p= type' })
+  t.equal((await render(app, tokens.readA, pugId, '?engine=ejs')).body, 'p= type', 'the caller picks ejs')
+  t.equal((await renderWith(app, tokens.readA, pugId, { engine: 'pug' })).body, '<p>x</p>')
+})
+
+t.test('bad requests and templates without a layout', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const bare = await createTemplate(app, tokens.writeA, { type: 'no-layout' })
+  const none = await render(app, tokens.readA, bare)
+  t.equal(none.statusCode, 422)
+  t.match(none.json(), { code: 'RENDER_NO_TEMPLATE' })
+  const badConfig = await createTemplate(app, tokens.writeA, { type: 'x', template: 'p', config: { engine: 'jade2' } })
+  t.match((await render(app, tokens.readA, badConfig)).json(), { statusCode: 422, code: 'RENDER_BAD_ENGINE' })
+  t.equal((await render(app, tokens.readA, bare, '?engine=handlebars')).statusCode, 400)
+  t.equal((await render(app, tokens.readA, bare, '?colour=red')).statusCode, 400)
+  t.equal((await renderWith(app, tokens.readA, bare, { answers: {} })).statusCode, 400, 'unknown body property')
+  t.equal((await renderWith(app, tokens.readA, bare, { data: 'text' })).statusCode, 400)
+  t.equal((await render(app, tokens.readA, '000000000000000000000000')).statusCode, 404)
+  const broken = await createTemplate(app, tokens.writeA, { type: 'x', template: 'p(class=' })
+  const compile = await render(app, tokens.readA, broken)
+  t.equal(compile.statusCode, 422)
+  t.match(compile.json(), { code: 'RENDER_COMPILE_FAILED', message: /Pug:1/ })
+  t.notMatch(compile.body, /node_modules|\/work\//)
+})
+
+t.test('facility isolation: another facility cannot print', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const id = await createTemplate(app, tokens.writeB, { type: 'x', template: 'p secret' })
+  t.equal((await render(app, tokens.readA, id)).statusCode, 404)
+  t.equal((await renderWith(app, tokens.writeA, id, {})).statusCode, 404)
+  t.equal((await render(app, tokens.read, id)).statusCode, 200, 'an unbound token may')
+})
+
+t.test('layouts cannot reach the host', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const attempts = [
+    'p= process.mainModule.require("child_process").execSync("id")',
+    'p= this.constructor.constructor("return process")().pid',
+    'p= data.constructor.constructor("return process")().pid',
+    '- var p = global.process\np= p.pid',
+    'p= require("fs").readFileSync("/etc/passwd")',
+    'p= import("fs")',
+  ]
+  for (const template of attempts) {
+    const id = await createTemplate(app, tokens.writeA, { type: 'x', template })
+    const res = await renderWith(app, tokens.readA, id, { data: { a: 1 } })
+    t.equal(res.statusCode, 422, template)
+    t.notMatch(res.body, /root:|uid=|\/work\/|node_modules/, `${template}: nothing from the host`)
+  }
+  const typeofs = await createTemplate(app, tokens.writeA, {
+    type: 'x',
+    template: 'p #{typeof process} #{typeof require} #{typeof setTimeout} #{typeof fetch}',
+  })
+  t.equal((await render(app, tokens.readA, typeofs)).body, '<p>undefined undefined undefined undefined</p>')
+})
+
+t.test('an endless loop answers 422 while other requests are served; huge output is refused', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { RENDER_TIMEOUT_MS: 400, RENDER_MAX_OUTPUT_BYTES: 100_000 })
+  const loop = await createTemplate(app, tokens.writeA, { type: 'x', template: '- while (true) {}' })
+  const warm = await createTemplate(app, tokens.writeA, { type: 'x', template: 'p ok' })
+  t.equal((await render(app, tokens.readA, warm)).statusCode, 200, 'the sandbox is up')
+  let healthAt = 0
+  const looping = render(app, tokens.readA, loop).then((res) => ({ res, at: Date.now() }))
+  const health = await app.inject('/health')
+  healthAt = Date.now()
+  const { res, at } = await looping
+  t.equal(health.statusCode, 200)
+  t.ok(healthAt <= at, 'health answered before the loop was stopped')
+  t.equal(res.statusCode, 422)
+  t.match(res.json(), { code: 'RENDER_TIMEOUT' })
+  const huge = await createTemplate(app, tokens.writeA, {
+    type: 'x',
+    template: '- for (var i = 0; i < 100000; i++)\n  p= i',
+  })
+  t.match((await render(app, tokens.readA, huge)).json(), { statusCode: 422, code: 'RENDER_OUTPUT_TOO_LARGE' })
+  t.equal((await render(app, tokens.readA, warm)).body, '<p>ok</p>', 'and the next print works')
+})
+
+t.test('compiled layouts are cached per template version', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const id = await createTemplate(app, tokens.writeA, { type: 'x', template: 'p one' })
+  await render(app, tokens.readA, id)
+  await render(app, tokens.readA, id)
+  t.equal(app.renderer.stats().compiles, 1)
+  await app.inject({
+    method: 'PATCH',
+    url: `/form-templates/${id}`,
+    headers: bearer(tokens.writeA),
+    payload: { template: 'p two' },
+  })
+  t.equal((await render(app, tokens.readA, id)).body, '<p>two</p>', 'a new version renders the new layout')
+  t.equal(app.renderer.stats().compiles, 2)
+})
