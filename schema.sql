@@ -52,12 +52,36 @@ CREATE TABLE ward_occupants (
 ) STRICT;
 -- The one-active-occupant-per-bed index (ward_occupants_active_bed) is created or dropped at
 -- start according to BED_POLICY, see db/bed-policy.ts.
-CREATE INDEX ward_occupants_bed ON ward_occupants (facility, bed, discharged_at);
+-- Each index serves a lookup docs/API.md recommends; test/db/query-plans.test.ts checks them.
+-- The bed index starts with the bed, so a bed is found with or without a facility; occupied_at
+-- next answers "who was in this bed in November" and a bed's history newest first from the index,
+-- and discharged_at last finds a bed's active occupant without reading its discharged ones.
+-- The active index holds only the occupants still in a bed (a few hundred per facility however
+-- long the history grows), and all their columns: the ward's main screen (`dischargedAt=null`,
+-- an equality on its second column, in the default order) reads it alone, no table rows.
+CREATE INDEX ward_occupants_bed ON ward_occupants (bed, facility, occupied_at, discharged_at);
 CREATE INDEX ward_occupants_facility_created ON ward_occupants (facility, created_at, id);
 CREATE INDEX ward_occupants_created ON ward_occupants (created_at, id);
 CREATE INDEX ward_occupants_encounter ON ward_occupants (encounter);
 CREATE INDEX ward_occupants_occupied_by ON ward_occupants (occupied_by);
-CREATE INDEX ward_occupants_active ON ward_occupants (facility, created_at) WHERE discharged_at IS NULL;
+CREATE INDEX ward_occupants_active ON ward_occupants (facility, discharged_at, created_at, id,
+  version, created_by, encounter, room, bed, provider, occupied_at, occupied_by, discharged_by)
+  WHERE discharged_at IS NULL;
+-- Planner hints (see form templates below): a facility holds many occupants, a bed, an encounter or
+-- an account few, and the active ones are few. Without them SQLite prefers walking a whole
+-- facility in created_at order over finding a bed's 50 rows and sorting them. They describe a
+-- large hospital (a million rows); a later ANALYZE replaces them with real counts, which lead to
+-- the same plans.
+ANALYZE ward_occupants;
+DELETE FROM sqlite_stat1 WHERE tbl = 'ward_occupants'; -- ANALYZE of the empty table wrote zeros for the partial index
+INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
+  ('ward_occupants', 'ward_occupants_bed', '1000000 10 5 1 1'),
+  ('ward_occupants', 'ward_occupants_facility_created', '1000000 100000 1 1'),
+  ('ward_occupants', 'ward_occupants_created', '1000000 1 1'),
+  ('ward_occupants', 'ward_occupants_encounter', '1000000 2'),
+  ('ward_occupants', 'ward_occupants_occupied_by', '1000000 10'),
+  ('ward_occupants', 'ward_occupants_active', '2000 200 200 1 1 1 1 1 1 1 1 1 1 1');
+ANALYZE sqlite_schema;
 
 -- migration 3: form templates
 CREATE TABLE form_templates (

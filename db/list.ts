@@ -19,18 +19,10 @@ export interface Page<T> {
 
 const CACHE_SIZE = 256
 
-/**
- * Runs list queries over one table (aliased `r`). The SQL text depends only on the shape of the
- * query, so statements are cached by text and reused; the oldest is dropped past CACHE_SIZE.
- */
-export function createLister<Row, Rec extends { id: string }>(
-  db: Database,
-  table: string,
-  toRecord: (row: Row) => Rec,
-) {
+/** Prepared statements by SQL text; the oldest is dropped past CACHE_SIZE. */
+function statementCache(db: Database) {
   const statements = new Map<string, Statement>()
-
-  function prepare(sql: string): Statement {
+  return function prepare(sql: string): Statement {
     let statement = statements.get(sql)
     if (!statement) {
       statement = db.prepare(sql)
@@ -39,11 +31,27 @@ export function createLister<Row, Rec extends { id: string }>(
     }
     return statement
   }
+}
+
+function countOf(prepare: (sql: string) => Statement, table: string, where: string, params: unknown[]): number {
+  return (prepare(`SELECT count(*) AS n FROM ${table} r WHERE ${where}`).get(...params) as { n: number }).n
+}
+
+/**
+ * Runs list queries over one table (aliased `r`). The SQL text depends only on the shape of the
+ * query, so statements are cached by text and reused.
+ */
+export function createLister<Row, Rec extends { id: string }>(
+  db: Database,
+  table: string,
+  toRecord: (row: Row) => Rec,
+) {
+  const prepare = statementCache(db)
 
   return function list(base: Condition, query: ListQuery): Page<Partial<Rec> & { id: string }> {
     const where = `(${base.sql}) AND (${query.filter.sql})`
     const params = [...base.params, ...query.filter.params]
-    const { n: total } = prepare(`SELECT count(*) AS n FROM ${table} r WHERE ${where}`).get(...params) as { n: number }
+    const total = countOf(prepare, table, where, params)
     const page = { total, limit: query.limit, skip: query.skip }
     if (query.limit === 0 || query.skip >= total) return { records: [], ...page }
     const rows = prepare(`SELECT r.* FROM ${table} r WHERE ${where} ORDER BY ${query.orderBy} LIMIT ? OFFSET ?`).all(
@@ -62,4 +70,88 @@ function pick<T extends { id: string }>(record: T, names: string[]): Partial<T> 
     if (Object.hasOwn(record, name)) out[name as keyof T] = record[name as keyof T]
   }
   return out
+}
+
+/** A scalar field as SQLite writes it into a record's JSON: its name there, its column, and whether NULL leaves it out. */
+export interface JsonField {
+  name: string
+  column: string
+  optional: boolean
+}
+
+/** How SQLite writes a record's JSON text, and how the members of its NULL optional fields are then dropped. */
+export interface JsonRecord {
+  /** json_object(...) over the fields, in their order: strings escaped as JSON wants, numbers as numbers. */
+  sql: string
+  /** Drops `"name":null` for the optional fields, from the text of one record or of many joined. */
+  clean(json: string): string
+}
+
+/**
+ * JSON text of records of `alias`, written by SQLite, with an optional field left out when its
+ * column is NULL, as the response schemas do. json_object() writes `"room":null` for those; they
+ * are cut from the text afterwards, which is safe because inside a JSON string every `"` is
+ * escaped, so `,"room":null` can only ever be a member, never a value's text. (Leaving them out in
+ * SQL, with iif() per field, costs more than the whole cut.) The first field must be a required
+ * one (the id), so every member cut starts with a comma.
+ */
+export function jsonRecord(fields: readonly JsonField[], alias = 'r'): JsonRecord {
+  if (fields[0]?.optional !== false) throw new Error('the first field of a JSON record must be a required one')
+  const members = fields.map(({ name, column }) => `'${name.replaceAll("'", "''")}', ${alias}.${column}`)
+  const optional = fields
+    .filter((f) => f.optional)
+    .map((f) => JSON.stringify(f.name).replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'))
+  const nulls = optional.length > 0 ? new RegExp(`,(?:${optional.join('|')}):null`, 'g') : null
+  return {
+    sql: `json_object(${members.join(', ')})`,
+    clean: nulls ? (json) => json.replace(nulls, '') : (json) => json,
+  }
+}
+
+export interface JsonPage {
+  /** The records, as the text of a JSON array. */
+  json: string
+  total: number
+  limit: number
+  skip: number
+}
+
+/**
+ * The same lists as createLister, for records whose fields are all scalar columns, with SQLite
+ * writing the records' JSON (jsonRecord) instead of JavaScript building objects and Fastify
+ * serializing them again: for 50 records that is about a third of the time. The caller sends the
+ * text as it is; it holds exactly the fields the response schema names.
+ */
+export function createJsonLister(db: Database, table: string, fields: readonly JsonField[]) {
+  const prepare = statementCache(db)
+  // Keyed by the short parts of the query; the record's SQL (a kilobyte) is built once per selection.
+  const pages = new Map<string, { statement: Statement; record: JsonRecord }>()
+  const allFields = jsonRecord(fields)
+
+  function pageStatement(where: string, query: ListQuery) {
+    const key = `${query.select?.join(',') ?? '*'}\n${where}\n${query.orderBy}`
+    let page = pages.get(key)
+    if (!page) {
+      const selected = query.select ? fields.filter((f) => f.name === 'id' || query.select?.includes(f.name)) : null
+      const record = selected ? jsonRecord(selected) : allFields
+      const sql = `SELECT ${record.sql} FROM ${table} r WHERE ${where} ORDER BY ${query.orderBy} LIMIT ? OFFSET ?`
+      page = { statement: db.prepare(sql).pluck(), record }
+      if (pages.size >= CACHE_SIZE) pages.delete(pages.keys().next().value as string)
+      pages.set(key, page)
+    }
+    return page
+  }
+
+  // One read transaction for the count and the page: one lock instead of two, and a total that
+  // always matches the records, even while another process (the CLI) writes.
+  return db.transaction(function list(base: Condition, query: ListQuery): JsonPage {
+    const where = `(${base.sql}) AND (${query.filter.sql})`
+    const params = [...base.params, ...query.filter.params]
+    const total = countOf(prepare, table, where, params)
+    const page = { total, limit: query.limit, skip: query.skip }
+    if (query.limit === 0 || query.skip >= total) return { json: '[]', ...page }
+    const { statement, record } = pageStatement(where, query)
+    const records = statement.all(...params, query.limit, query.skip) as string[]
+    return { json: record.clean(`[${records.join(',')}]`), ...page }
+  })
 }

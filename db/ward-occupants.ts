@@ -1,15 +1,16 @@
 import createError from '@fastify/error'
 import type { Database } from 'better-sqlite3'
 import type { ServiceEventBus, WardOccupantEvent } from '../plugins/events.js'
-import type { WardOccupant, WardOccupantCreate, WardOccupantPatch } from '../routes/ward-occupants/schema.js'
+import { WardOccupant, type WardOccupantCreate, type WardOccupantPatch } from '../routes/ward-occupants/schema.js'
 import type { AuditLog } from './audit.js'
 import { ACTIVE_BED_INDEX } from './bed-policy.js'
 import { NotFoundError } from './errors.js'
 import { newId } from './ids.js'
-import { createLister, facilityCondition, type Scope } from './list.js'
+import { createJsonLister, facilityCondition, type JsonField, jsonRecord, type Scope } from './list.js'
 import { type FieldMap, parseListQuery } from './query.js'
 import type { Principal } from './tokens.js'
 import { assertVersion, type IfMatch } from './versions.js'
+import { writeQueue } from './write-queue.js'
 
 export const BedOccupiedError = createError('BED_OCCUPIED', 'bed %s is occupied by ward occupant %s', 409)
 export const AlreadyDischargedError = createError('ALREADY_DISCHARGED', 'ward occupant %s was already discharged', 409)
@@ -30,6 +31,13 @@ export const WARD_OCCUPANT_FIELDS: FieldMap = {
   dischargedAt: { column: 'discharged_at', type: 'number' },
   dischargedBy: { column: 'discharged_by', type: 'string' },
 }
+
+/** The record's fields in the response schema's order, as SQLite writes them to JSON (NULL ones left out). */
+const JSON_FIELDS: JsonField[] = Object.keys(WardOccupant.properties).map((name) => ({
+  name,
+  column: (WARD_OCCUPANT_FIELDS[name] as { column: string }).column,
+  optional: !(WardOccupant.required as string[] | undefined)?.includes(name),
+}))
 
 interface Row {
   id: string
@@ -82,8 +90,10 @@ export interface WardOccupantRepositoryOptions {
 
 export function createWardOccupantRepository(db: Database, opts: WardOccupantRepositoryOptions) {
   const insert = db.prepare(
-    `INSERT INTO ward_occupants (id, created_at, created_by, facility, encounter, room, bed, provider, occupied_at, occupied_by)
-     VALUES (:id, :createdAt, :createdBy, :facility, :encounter, :room, :bed, :provider, :occupiedAt, :occupiedBy)`,
+    `INSERT INTO ward_occupants (id, version, created_at, created_by, facility, encounter, room, bed, provider,
+       occupied_at, occupied_by, discharged_at, discharged_by)
+     VALUES (:id, :version, :created_at, :created_by, :facility, :encounter, :room, :bed, :provider,
+       :occupied_at, :occupied_by, :discharged_at, :discharged_by)`,
   )
   const byId = db.prepare<[string], Row>('SELECT * FROM ward_occupants WHERE id = ?')
   const activeOnBed = db.prepare<[string | null, string], { id: string }>(
@@ -94,7 +104,14 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
      version = version + 1 WHERE id = :id`,
   )
   const remove = db.prepare('DELETE FROM ward_occupants WHERE id = ?')
-  const list = createLister<Row, WardOccupant>(db, 'ward_occupants', toRecord)
+  // Reads answer JSON written by SQLite, sent as it is (see createJsonLister).
+  const json = jsonRecord(JSON_FIELDS)
+  const byIdJson = db
+    .prepare<[string], [string | null, number, string]>(
+      `SELECT r.facility, r.version, ${json.sql} FROM ward_occupants r WHERE r.id = ?`,
+    )
+    .raw()
+  const list = createJsonLister(db, 'ward_occupants', JSON_FIELDS)
 
   /** The row if it exists and the caller's facility may see it; otherwise 404, revealing nothing. */
   function visibleRow(scope: Scope, id: string): Row {
@@ -119,24 +136,30 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     }
   }
 
-  const create = db.transaction((actor: Principal, facility: string | null, input: WardOccupantCreate) => {
+  // The writes run through the connection's write queue (group commit, see write-queue.ts): each
+  // one stays atomic, and its promise settles once its batch is durable.
+  const writes = writeQueue(db)
+
+  function create(actor: Principal, facility: string | null, input: WardOccupantCreate): Versioned<WardOccupant> {
     const now = Date.now()
     const id = newId(now)
-    guardBed(facility, input.bed, () =>
-      insert.run({
-        id,
-        createdAt: input.createdAt ?? now,
-        createdBy: actor.account,
-        facility,
-        encounter: input.encounter,
-        room: input.room ?? null,
-        bed: input.bed,
-        provider: input.provider ?? null,
-        occupiedAt: input.occupiedAt ?? now,
-        occupiedBy: input.occupiedBy,
-      }),
-    )
-    const row = byId.get(id) as Row
+    // The row as stored: every column is written, so the record needs no second read.
+    const row: Row = {
+      id,
+      version: 1,
+      created_at: input.createdAt ?? now,
+      created_by: actor.account,
+      facility,
+      encounter: input.encounter,
+      room: input.room ?? null,
+      bed: input.bed,
+      provider: input.provider ?? null,
+      occupied_at: input.occupiedAt ?? now,
+      occupied_by: input.occupiedBy,
+      discharged_at: null,
+      discharged_by: null,
+    }
+    guardBed(facility, input.bed, () => insert.run(row))
     const record = toRecord(row)
     opts.audit.append(
       actor,
@@ -145,9 +168,9 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     )
     emit('occupied', record, actor, now)
     return { record, version: row.version }
-  })
+  }
 
-  const patch = db.transaction((actor: Principal, id: string, changes: WardOccupantPatch, ifMatch: IfMatch) => {
+  function patch(actor: Principal, id: string, changes: WardOccupantPatch, ifMatch: IfMatch): Versioned<WardOccupant> {
     const row = visibleRow(actor, id)
     assertVersion(ifMatch, 'ward occupant', id, row.version)
     if (changes.discharge === true && row.discharged_at !== null) throw new AlreadyDischargedError(id)
@@ -173,7 +196,14 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     if (unchanged) return { record: toRecord(row), version: row.version }
 
     guardBed(row.facility, row.bed, () => update.run(next))
-    const updated = byId.get(id) as Row
+    // What the UPDATE wrote, inside the same transaction: no second read needed.
+    const updated: Row = {
+      ...row,
+      version: row.version + 1,
+      provider: next.provider,
+      discharged_at: next.dischargedAt,
+      discharged_by: next.dischargedBy,
+    }
     const before = toRecord(row)
     const record = toRecord(updated)
     opts.audit.append(
@@ -183,9 +213,9 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     )
     if (event) emit(event, record, actor, now)
     return { record, version: updated.version }
-  })
+  }
 
-  const destroy = db.transaction((actor: Principal, id: string, ifMatch: IfMatch) => {
+  function destroy(actor: Principal, id: string, ifMatch: IfMatch): WardOccupant {
     const row = visibleRow(actor, id)
     assertVersion(ifMatch, 'ward occupant', id, row.version)
     remove.run(id)
@@ -199,20 +229,28 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
       after: null,
     })
     return record
-  })
+  }
 
   return {
-    create: (actor: Principal, facility: string | null, input: WardOccupantCreate): Versioned<WardOccupant> =>
-      create.immediate(actor, facility, input),
-    get(scope: Scope, id: string): Versioned<WardOccupant> {
-      const row = visibleRow(scope, id)
-      return { record: toRecord(row), version: row.version }
+    create: (actor: Principal, facility: string | null, input: WardOccupantCreate): Promise<Versioned<WardOccupant>> =>
+      writes.run(() => create(actor, facility, input)),
+    /** The record as JSON text, if the caller's facility may see it (else 404). */
+    get(scope: Scope, id: string): Versioned<string> {
+      const found = byIdJson.get(id)
+      if (!found || (scope.facility !== null && found[0] !== scope.facility))
+        throw new NotFoundError('ward occupant', id)
+      return { record: json.clean(found[2]), version: found[1] }
     },
     list: (scope: Scope, query: Record<string, unknown>) =>
       list(facilityCondition(scope), parseListQuery(query, WARD_OCCUPANT_FIELDS)),
-    patch: (actor: Principal, id: string, changes: WardOccupantPatch, ifMatch: IfMatch): Versioned<WardOccupant> =>
-      patch.immediate(actor, id, changes, ifMatch),
-    remove: (actor: Principal, id: string, ifMatch: IfMatch): WardOccupant => destroy.immediate(actor, id, ifMatch),
+    patch: (
+      actor: Principal,
+      id: string,
+      changes: WardOccupantPatch,
+      ifMatch: IfMatch,
+    ): Promise<Versioned<WardOccupant>> => writes.run(() => patch(actor, id, changes, ifMatch)),
+    remove: (actor: Principal, id: string, ifMatch: IfMatch): Promise<WardOccupant> =>
+      writes.run(() => destroy(actor, id, ifMatch)),
   }
 }
 

@@ -4,6 +4,7 @@ import { type AuditLog, createAuditLog } from '../db/audit.js'
 import { applyBedPolicy, type BedPolicy } from '../db/bed-policy.js'
 import { openDatabase } from '../db/connection.js'
 import { createTokenRepository, type TokenRepository } from '../db/tokens.js'
+import { withTokenCache } from './token-cache.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,6 +23,9 @@ export interface DbPluginOptions {
 export default fp<DbPluginOptions>(
   async function dbPlugin(fastify, opts) {
     const db = openDatabase(opts.path)
+    // 32 MiB of page cache instead of SQLite's 2 MiB: the indexes a busy ward reads stay in memory
+    // rather than being read again (a system call each) on every request.
+    db.pragma('cache_size = -32768')
     try {
       applyBedPolicy(db, opts.bedPolicy)
     } catch (error) {
@@ -29,7 +33,7 @@ export default fp<DbPluginOptions>(
       throw error
     }
     fastify.decorate('db', db)
-    fastify.decorate('tokens', createTokenRepository(db))
+    fastify.decorate('tokens', withTokenCache(db, createTokenRepository(db)))
     fastify.decorate('audit', createAuditLog(db))
     fastify.addHook('onClose', function closeDatabase() {
       db.close()

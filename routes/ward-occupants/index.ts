@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { createWardOccupantRepository } from '../../db/ward-occupants.js'
 import { facilityForCreate } from '../../plugins/auth.js'
-import { ifMatchOf, withEtag } from '../../plugins/http.js'
+import { ifMatchOf, sendJson, withEtag } from '../../plugins/http.js'
 import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
 import { WardOccupant, WardOccupantCreate, WardOccupantPatch } from './schema.js'
 
@@ -23,7 +23,7 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
     },
     async function createWardOccupant(request, reply) {
       const facility = facilityForCreate(request.principal, request.body.facility)
-      return withEtag(reply, occupants.create(request.principal, facility, request.body))
+      return withEtag(reply, await occupants.create(request.principal, facility, request.body))
     },
   )
 
@@ -37,9 +37,10 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
         response: { 200: ListEnvelope('wardOccupants', listItem(WardOccupant)), ...errorResponses() },
       },
     },
-    async function listWardOccupants(request) {
-      const page = occupants.list(request.principal, request.query)
-      return { wardOccupants: page.records, total: page.total, limit: page.limit, skip: page.skip }
+    async function listWardOccupants(request, reply) {
+      // SQLite wrote the records' JSON with exactly the schema's fields; the envelope is added here.
+      const { json, total, limit, skip } = occupants.list(request.principal, request.query)
+      return sendJson(reply, `{"wardOccupants":${json},"total":${total},"limit":${limit},"skip":${skip}}`)
     },
   )
 
@@ -47,7 +48,7 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
     '/ward-occupants/:id',
     { schema: { tags, params: IdParams, response: { 200: WardOccupant, ...errorResponses(404) } } },
     async function getWardOccupant(request, reply) {
-      return withEtag(reply, occupants.get(request.principal, request.params.id))
+      return sendJson(reply, withEtag(reply, occupants.get(request.principal, request.params.id)))
     },
   )
 
@@ -63,7 +64,8 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
       },
     },
     async function patchWardOccupant(request, reply) {
-      return withEtag(reply, occupants.patch(request.principal, request.params.id, request.body, ifMatchOf(request)))
+      const changed = await occupants.patch(request.principal, request.params.id, request.body, ifMatchOf(request))
+      return withEtag(reply, changed)
     },
   )
 

@@ -1,0 +1,152 @@
+// Child processes of the benchmark: the service (dist/server.js) and the bare reference server,
+// each started with `node --no-node-snapshot` like `npm start` does, plus their memory watch.
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+/** A port nobody listens on right now (the server is told to use it). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address()
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+/** Reads VmRSS and VmHWM (the peak resident set, kept by the kernel) of a process, in bytes. */
+function memoryOf(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024
+    return { rss: kb('VmRSS'), hwm: kb('VmHWM') }
+  } catch {
+    return null
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuSecondsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return Number.NaN
+  }
+}
+
+/** The pids of a process's children (the service's render process, say). */
+function childrenOf(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number)
+  } catch {
+    return []
+  }
+}
+
+function startChild(label, args, env, { echo = false } = {}) {
+  const child = spawn(process.execPath, ['--no-node-snapshot', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const tail = []
+  const keep = (chunk) => {
+    if (echo) process.stderr.write(chunk)
+    tail.push(...chunk.toString().split('\n').filter(Boolean))
+    if (tail.length > 40) tail.splice(0, tail.length - 40)
+  }
+  child.stdout.on('data', keep)
+  child.stderr.on('data', keep)
+  let peak = 0
+  let childPeak = 0
+  function sample() {
+    const memory = memoryOf(child.pid)
+    if (memory) peak = Math.max(peak, memory.rss, memory.hwm)
+    for (const pid of childrenOf(child.pid)) {
+      const own = memoryOf(pid)
+      if (own) childPeak = Math.max(childPeak, own.rss, own.hwm)
+    }
+  }
+  const watch = setInterval(sample, 200)
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  exited.then(() => clearInterval(watch))
+  return {
+    label,
+    child,
+    exited,
+    output: () => tail.join('\n'),
+    cpuSeconds: () => cpuSecondsOf(child.pid),
+    /** The highest resident set seen so far (VmHWM is the kernel's own peak, so no spike is missed). */
+    peakRss() {
+      if (child.exitCode === null) sample()
+      return peak
+    },
+    /** Its peak resident set so far, read now (VmHWM). */
+    hwmNow: () => memoryOf(child.pid)?.hwm ?? 0,
+    /** The same for the processes it started (the render process), the largest of them. */
+    childPeakRss() {
+      if (child.exitCode === null) sample()
+      return childPeak
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return exited
+      sample()
+      child.kill('SIGTERM')
+      const done = await Promise.race([exited, sleep(15_000).then(() => null)])
+      if (done) return done
+      child.kill('SIGKILL')
+      return exited
+    },
+  }
+}
+
+async function waitUntil(ready, proc, what) {
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`${what} exited at start:\n${proc.output()}`)
+    if (await ready().catch(() => false)) return
+    await sleep(100)
+  }
+  throw new Error(`${what} did not become ready within 60 s:\n${proc.output()}`)
+}
+
+/**
+ * Starts the compiled service on its own database and a free port, with the rate limit off.
+ * LOG_LEVEL defaults to warn: at info, pino writes two lines per request, which the bench would
+ * then measure as much as the service (production may well run at warn; see docs/PERFORMANCE.md).
+ */
+export async function startService({ database, logLevel, nodeArgs = [], env = {}, echo = false }) {
+  const port = await freePort()
+  const proc = startChild(
+    'service',
+    [...nodeArgs, 'dist/server.js'],
+    {
+      DATABASE_PATH: database,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: logLevel,
+      RATE_LIMIT_MAX: '0',
+      ...env,
+    },
+    { echo },
+  )
+  const url = `http://127.0.0.1:${port}`
+  await waitUntil(async () => (await fetch(`${url}/health`)).ok, proc, 'the service')
+  return { ...proc, url }
+}
+
+export async function startBare() {
+  const port = await freePort()
+  const proc = startChild('bare', ['bench/bare-server.js'], { PORT: String(port) })
+  const url = `http://127.0.0.1:${port}`
+  await waitUntil(async () => (await fetch(`${url}/bare`)).ok, proc, 'the bare server')
+  return { ...proc, url }
+}

@@ -1,0 +1,219 @@
+// The benchmark (issue 7): `npm run bench [-- options]`. See docs/PERFORMANCE.md for how to read it.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { load, probe } from './load.js'
+import { startBare, startService } from './processes.js'
+import { machine, printTable, writeReport } from './report.js'
+import { formTemplateBody, scenarios } from './scenarios.js'
+import { FACILITIES, facilityName, seedDatabase } from './seed.js'
+
+const HELP = `npm run bench -- [options]
+  --occupants N        ward occupants seeded (default 20000)
+  --templates N        form templates seeded through HTTP (default 2000)
+  --notifications N    notifications seeded (default 20000)
+  --patch-pool N       active occupants seeded in a ward of their own for the discharge scenario
+                       (default 100000; the occupants the create scenario admits are discharged first)
+  --duration S         seconds per scenario (default 10)
+  --warmup S           warm-up seconds before each scenario (default 3)
+  --connections N      concurrent connections (default 50)
+  --only a,b           run only these scenarios (get, list, list-bed, create, patch, ft-create, ft-get,
+                       notifications, render)
+  --compare N          afterwards, seed N occupants (e.g. 1000000) on a second server and compare the lists
+  --log-level L        the service's LOG_LEVEL (default warn)
+  --profile DIR        run the service with --cpu-prof, profiles written to DIR
+  --verbose            show the service's own output
+  --no-write           print the table only, leave docs/PERFORMANCE.md alone`
+
+const { values: args } = parseArgs({
+  options: {
+    occupants: { type: 'string', default: '20000' },
+    templates: { type: 'string', default: '2000' },
+    notifications: { type: 'string', default: '20000' },
+    'patch-pool': { type: 'string', default: '100000' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '50' },
+    only: { type: 'string' },
+    compare: { type: 'string' },
+    'log-level': { type: 'string', default: 'warn' },
+    profile: { type: 'string' },
+    verbose: { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+})
+if (args.help) {
+  console.log(HELP)
+  process.exit(0)
+}
+
+const options = {
+  occupants: Number(args.occupants),
+  templates: Number(args.templates),
+  notifications: Number(args.notifications),
+  patchPool: Number(args['patch-pool']),
+  duration: Number(args.duration),
+  warmup: Number(args.warmup),
+  connections: Number(args.connections),
+  logLevel: args['log-level'],
+  only: args.only ? new Set(args.only.split(',')) : null,
+  compare: args.compare ? Number(args.compare) : null,
+}
+const loadOptions = { connections: options.connections, duration: options.duration, warmup: options.warmup }
+const log = (line) => process.stderr.write(`${line}\n`)
+const workdir = mkdtempSync(join(tmpdir(), 'facility-bench-'))
+
+async function measureBare() {
+  const bare = await startBare()
+  try {
+    return await load(bare.url, () => ({ method: 'GET', path: '/bare' }), {
+      ...loadOptions,
+      cpuSeconds: bare.cpuSeconds,
+    })
+  } finally {
+    await bare.stop()
+  }
+}
+
+/** Seeds a database and starts the service on it; the caller stops it. */
+async function prepareService(occupants, name, patchPool = 0) {
+  const database = join(workdir, `${name}.db`)
+  log(`seeding ${occupants} ward occupants (+${patchPool} to discharge), ${options.notifications} notifications`)
+  const seeded = await seedDatabase(database, { occupants, notifications: options.notifications, patchPool })
+  log(`  occupants seeded in ${seeded.occupantSeconds.toFixed(1)} s`)
+  if (seeded.notifications.skipped) log(`  notifications: ${seeded.notifications.skipped}`)
+  const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []
+  const service = await startService({ database, logLevel: options.logLevel, nodeArgs, echo: args.verbose })
+  return { service, seeded }
+}
+
+/** Form templates go through HTTP: 2 000 take a few seconds, and the service makes their ids. */
+async function seedTemplates(service, ctx) {
+  if (options.templates === 0) return 'not seeded (--templates 0)'
+  let n = 0
+  const next = () => {
+    const f = n % FACILITIES
+    const body = formTemplateBody(n++, facilityName(f))
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${ctx.tokens.admin}` }
+    return { method: 'POST', path: '/form-templates', headers, body }
+  }
+  const templates = []
+  const keep = (status, body) => {
+    if (status !== 200) return
+    const record = JSON.parse(body)
+    templates.push({ id: record.id, facility: Number(record.facility.slice('ward-'.length)) })
+  }
+  const first = await probe(service.url, next)
+  if (first.code === 'ROUTE_NOT_FOUND') return 'skipped: POST /form-templates does not exist yet'
+  if (first.status !== 200) return `skipped: POST /form-templates answered ${first.status} ${first.body.slice(0, 200)}`
+  keep(first.status, first.body)
+  const result = await load(service.url, next, { connections: 10, amount: options.templates - 1, onResponse: keep })
+  ctx.templates = templates
+  return `${templates.length} seeded through HTTP (${result.non2xx} failed)`
+}
+
+async function runScenario(service, scenario) {
+  const missing = scenario.needs?.()
+  if (missing) return { skipped: missing }
+  // One request maker for the probe and the run, so counters and pools carry on.
+  const next = scenario.make()
+  const first = await probe(service.url, next)
+  if (first.status === 404 && first.code === 'ROUTE_NOT_FOUND') return { skipped: 'route does not exist yet' }
+  if (first.status >= 300) log(`  note: the probe answered ${first.status} ${first.body.slice(0, 200)}`)
+  else scenario.onResponse?.(first.status, first.body)
+  const result = await load(service.url, next, {
+    ...loadOptions,
+    onResponse: scenario.onResponse,
+    cpuSeconds: service.cpuSeconds,
+  })
+  return { ...result, hwm: service.hwmNow() }
+}
+
+async function main() {
+  const runId = Date.now().toString(36)
+  const started = new Date()
+  const info = machine()
+  log(`${info.cpu} x${info.cores}, Node ${info.node}; load average ${info.load}`)
+
+  log('bare route (limit of the stack)')
+  const bareBefore = await measureBare()
+
+  const { service, seeded } = await prepareService(options.occupants, 'main', options.patchPool)
+  const ctx = { tokens: seeded.tokens, sample: seeded.sample, runId, patchPool: [], templates: [] }
+  const results = []
+  let templateNote
+  try {
+    templateNote = await seedTemplates(service, ctx)
+    log(`form templates: ${templateNote}`)
+    for (const scenario of scenarios(ctx)) {
+      if (options.only && !options.only.has(scenario.key)) continue
+      log(`scenario: ${scenario.title}`)
+      // The discharge scenario discharges what the create scenario admitted, then the seeded pool.
+      if (scenario.key === 'patch') ctx.patchPool.push(...seeded.pool)
+      results.push({ scenario, result: await runScenario(service, scenario) })
+    }
+  } finally {
+    await service.stop()
+  }
+  const peakRss = service.peakRss()
+  const renderRss = service.childPeakRss()
+
+  log('bare route again (the machine is shared: the ratio uses the mean of both)')
+  const bareAfter = await measureBare()
+  const bare = {
+    ...bareBefore,
+    rps: (bareBefore.rps + bareAfter.rps) / 2,
+    cpuMicros: (bareBefore.cpuMicros + bareAfter.cpuMicros) / 2,
+  }
+
+  let scale = null
+  if (options.compare) scale = await compareScale(options.compare, results, ctx)
+
+  const report = {
+    started,
+    info,
+    options,
+    bare,
+    bareBefore,
+    bareAfter,
+    results,
+    peakRss,
+    renderRss,
+    scale,
+    notes: [`form templates: ${templateNote}`, ...seededNotes(seeded)],
+  }
+  printTable(report)
+  if (!args['no-write']) writeReport(report)
+}
+
+function seededNotes(seeded) {
+  const n = seeded.notifications
+  return [n.skipped ? `notifications: ${n.skipped}` : `notifications: ${n.count} seeded`]
+}
+
+/** The same list (and get) scenarios on a second server seeded with `count` occupants. */
+async function compareScale(count, baseResults, ctx) {
+  const { service, seeded } = await prepareService(count, 'scale')
+  const scaleCtx = { ...ctx, tokens: seeded.tokens, sample: seeded.sample, patchPool: [], templates: [] }
+  const rows = []
+  try {
+    for (const scenario of scenarios(scaleCtx)) {
+      if (!['get', 'list', 'list-bed'].includes(scenario.key)) continue
+      const base = baseResults.find((r) => r.scenario.key === scenario.key)?.result
+      if (!base || base.skipped) continue
+      log(`scenario at ${count}: ${scenario.title}`)
+      rows.push({ scenario, base, scaled: await runScenario(service, scenario) })
+    }
+  } finally {
+    await service.stop()
+  }
+  return { count, base: options.occupants, rows, peakRss: service.peakRss(), seedSeconds: seeded.occupantSeconds }
+}
+
+try {
+  await main()
+} finally {
+  rmSync(workdir, { recursive: true, force: true })
+}

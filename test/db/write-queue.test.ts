@@ -1,0 +1,110 @@
+import BetterSqlite3 from 'better-sqlite3'
+import t, { type Test } from 'tap'
+import { writeQueue } from '../../db/write-queue.js'
+
+function open(t: Test) {
+  const db = new BetterSqlite3(':memory:')
+  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)')
+  t.teardown(() => db.close())
+  const insert = db.prepare('INSERT INTO notes (text) VALUES (?)')
+  const texts = () => db.prepare('SELECT text FROM notes ORDER BY id').pluck().all()
+  return { db, insert, texts }
+}
+
+t.test('writes of one turn commit together, each answering its own result', async (t) => {
+  const { db, insert, texts } = open(t)
+  const queue = writeQueue(db)
+  t.equal(writeQueue(db), queue, 'one queue per connection')
+  const seen: boolean[] = []
+  const results = await Promise.all(
+    ['a', 'b', 'c'].map((text) =>
+      queue.run(() => {
+        seen.push(db.inTransaction)
+        return insert.run(text).lastInsertRowid
+      }),
+    ),
+  )
+  t.same(results, [1, 2, 3])
+  t.same(seen, [true, true, true], 'each write runs inside the one transaction')
+  t.notOk(db.inTransaction, 'committed')
+  t.same(texts(), ['a', 'b', 'c'])
+})
+
+t.test('a failing write rolls back alone and rejects alone', async (t) => {
+  const { db, insert, texts } = open(t)
+  const queue = writeQueue(db)
+  const outcomes = await Promise.allSettled([
+    queue.run(() => insert.run('a')),
+    queue.run(() => {
+      insert.run('half done')
+      insert.run('a') // UNIQUE: this write fails after a first insert
+    }),
+    queue.run(() => insert.run('c')),
+  ])
+  t.same(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  )
+  t.match((outcomes[1] as PromiseRejectedResult).reason, { code: 'SQLITE_CONSTRAINT_UNIQUE' })
+  t.same(texts(), ['a', 'c'], 'nothing of the failed write is stored')
+})
+
+t.test('when SQLite drops the whole transaction, the other writes run again and commit', async (t) => {
+  const { db, insert, texts } = open(t)
+  const queue = writeQueue(db)
+  let runs = 0
+  const outcomes = await Promise.allSettled([
+    queue.run(() => {
+      runs++
+      return insert.run('kept').changes
+    }),
+    queue.run(() => {
+      db.exec('ROLLBACK') // what a disk-full or I/O error does to the transaction
+      throw new Error('disk full')
+    }),
+    queue.run(() => insert.run('after').changes),
+  ])
+  t.same(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  )
+  t.match((outcomes[1] as PromiseRejectedResult).reason, { message: 'disk full' })
+  t.equal(runs, 2, 'the first write ran again after the rollback')
+  t.same(texts(), ['kept', 'after'])
+})
+
+t.test('a write that fails before changing anything costs the others nothing', async (t) => {
+  const { db, insert, texts } = open(t)
+  const queue = writeQueue(db)
+  let runs = 0
+  const outcomes = await Promise.allSettled([
+    queue.run(() => {
+      runs++
+      return insert.run('a')
+    }),
+    queue.run(() => insert.run('a')), // refused by the UNIQUE constraint: nothing to undo
+    queue.run(() => {
+      throw new Error('404')
+    }),
+  ])
+  t.same(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'rejected'],
+  )
+  t.equal(runs, 1, 'no write ran twice')
+  t.same(texts(), ['a'])
+})
+
+t.test('when the batch cannot begin, every write of it is refused', async (t) => {
+  const { db, insert, texts } = open(t)
+  const queue = writeQueue(db)
+  db.exec('BEGIN') // someone else's transaction is open: BEGIN IMMEDIATE fails
+  const outcomes = await Promise.allSettled([queue.run(() => insert.run('x')), queue.run(() => insert.run('y'))])
+  t.same(
+    outcomes.map((o) => o.status),
+    ['rejected', 'rejected'],
+  )
+  t.notOk(db.inTransaction)
+  t.same(texts(), [])
+  t.same(await queue.run(() => insert.run('z').changes), 1, 'the next batch works')
+})
