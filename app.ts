@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs'
+import type { Server } from 'node:http'
 import { join } from 'node:path'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { type Config, PROJECT_ROOT } from './config.js'
 import authPlugin from './plugins/auth.js'
 import dbPlugin from './plugins/db.js'
-import errorsPlugin, { formatSchemaErrors, sendFrameworkError } from './plugins/errors.js'
+import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
 import notificationProducer from './plugins/notification-producer.js'
 import openapiPlugin from './plugins/openapi.js'
@@ -40,6 +41,27 @@ export function serverOptions(config: Config): FastifyServerOptions {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
     schemaErrorFormatter: formatSchemaErrors,
     frameworkErrors: sendFrameworkError,
+    clientErrorHandler: handleClientError,
+  }
+}
+
+/**
+ * Options for a listening server (inject has no connection to time out). The request timeout is
+ * also given to Node's own server options: only there does Node derive its headers timeout from it
+ * (the smaller of 60 s and it), and Node cuts a request whose headers have arrived but whose body
+ * trickles in only once that headers timeout has passed too. Node checks the timeouts every
+ * `connectionsCheckingInterval` (30 s by default, so a 30 s limit could take a minute to act);
+ * checking at least every second keeps the limit close to what is configured.
+ */
+export function listenOptions(config: Config): FastifyHttpOptions<Server> {
+  const timeout = config.REQUEST_TIMEOUT_MS
+  return {
+    requestTimeout: timeout,
+    http: {
+      requestTimeout: timeout,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeout / 2))),
+    },
+    return503OnClosing: true,
   }
 }
 
@@ -87,7 +109,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
 }
 
 /** Builds a ready-to-use instance; extra Fastify options (logger, timeouts) come from the caller. */
-export async function buildApp(config: Config, extra: FastifyServerOptions = {}) {
+export async function buildApp(config: Config, extra: FastifyHttpOptions<Server> = {}) {
   const fastify = Fastify({ ...serverOptions(config), ...extra }).withTypeProvider<TypeBoxTypeProvider>()
   // Registered without encapsulation so the caller sees its decorators (db, tokens, config).
   await fastify.register(fp(app), { config })

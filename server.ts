@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace'
-import { buildApp, loggerOptions } from './app.js'
+import { buildApp, listenOptions, loggerOptions } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 
 function readConfig(): Config {
@@ -28,8 +28,7 @@ function printBootstrapToken(app: Awaited<ReturnType<typeof buildApp>>): void {
 const config = readConfig()
 const app = await buildApp(config, {
   logger: loggerOptions(config),
-  requestTimeout: config.REQUEST_TIMEOUT_MS,
-  return503OnClosing: true,
+  ...listenOptions(config),
 })
 
 closeWithGrace({ delay: 10_000 }, async function closeApp({ signal, err }) {

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import fp from 'fastify-plugin'
 import { ErrorBody } from './schemas.js'
@@ -55,6 +56,35 @@ function sendError(reply: FastifyReply, statusCode: number, message: string, cod
 export function sendFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
   const status = error.statusCode !== undefined && error.statusCode < 500 ? error.statusCode : 400
   return sendError(reply, status, error.message, error.code)
+}
+
+/** What Node's HTTP parser reports, and what the client is told, in the contract's error shape. */
+const CLIENT_ERRORS: Record<string, { status: number; code: string; message: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: 'REQUEST_TIMEOUT',
+    message: 'the request was not received completely within the request timeout',
+  },
+  HPE_HEADER_OVERFLOW: { status: 431, code: 'HEADERS_TOO_LARGE', message: 'the request headers are too large' },
+}
+const MALFORMED = { status: 400, code: 'MALFORMED_REQUEST', message: 'the request is not valid HTTP/1.1' }
+
+/**
+ * Errors on the connection before a request exists (a client too slow to send its request, headers
+ * too large, bytes that are not HTTP): answered in the same shape as every other error, then the
+ * connection is closed, since what follows on it cannot be trusted.
+ */
+export function handleClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const { status, code, message } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED
+  const body = JSON.stringify({ statusCode: status, error: STATUS_CODES[status], message, code })
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy()
 }
 
 /**
