@@ -109,7 +109,13 @@ async function seedTemplates(service, ctx) {
   if (first.code === 'ROUTE_NOT_FOUND') return 'skipped: POST /form-templates does not exist yet'
   if (first.status !== 200) return `skipped: POST /form-templates answered ${first.status} ${first.body.slice(0, 200)}`
   keep(first.status, first.body)
-  const result = await load(service.url, next, { connections: 10, amount: options.templates - 1, onResponse: keep })
+  const amount = options.templates - 1
+  if (amount < 1) {
+    ctx.templates = templates
+    return `${templates.length} seeded through HTTP`
+  }
+  // autocannon refuses more connections than requests
+  const result = await load(service.url, next, { connections: Math.min(10, amount), amount, onResponse: keep })
   ctx.templates = templates
   return `${templates.length} seeded through HTTP (${result.non2xx} failed)`
 }
