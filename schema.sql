@@ -165,11 +165,13 @@ CREATE INDEX notifications_created ON notifications (created_at, id);
 -- equality (`hidden_at IS NULL` is one), then the default order, so the count reads the index
 -- alone and the page needs no sort. (A partial index on the visible templates is ignored by the
 -- planner for the count once ANALYZE has run.) The hints tell a fresh database that a type or a code
--- holds a share of the notifications, not most of them; ANALYZE replaces them with real counts.
+-- holds a share of the notifications, not most of them, and that most templates are visible (so a
+-- tag, not visibility, starts a tag lookup); ANALYZE replaces them with real counts.
 CREATE INDEX form_templates_visible ON form_templates (hidden_at, created_at, id);
 CREATE INDEX notifications_type ON notifications (type, created_at, id);
 CREATE INDEX notifications_code ON notifications (code, created_at, id);
 INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
+  ('form_templates', 'form_templates_visible', '100000 90000 1 1'),
   ('notifications', 'notifications_type', '100000 20000 1 1'),
   ('notifications', 'notifications_code', '100000 10000 1 1');
 ANALYZE sqlite_schema;
