@@ -3,16 +3,24 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FormTemplateRepository } from '../../db/form-templates.js'
 import type { Principal } from '../../db/tokens.js'
-import { RENDER_ENGINES, type RenderEngine } from '../../plugins/render/sandbox.js'
+import type { RenderEngine } from '../../plugins/render/sandbox.js'
 import { errorResponses, IdParams, StringEnum } from '../../plugins/schemas.js'
 
 export const DEFAULT_ENGINE: RenderEngine = 'pug'
 
+/** The engine names a caller may use: the interface names jade, pug's former name, as well. */
+const ENGINE_BY_NAME: ReadonlyMap<string, RenderEngine> = new Map([
+  ['pug', 'pug'],
+  ['jade', 'pug'],
+  ['ejs', 'ejs'],
+])
+const ENGINE_NAMES = [...ENGINE_BY_NAME.keys()]
+
 const NoLayoutError = createError('RENDER_NO_TEMPLATE', 'form template %s has no print layout (template)', 422)
 const BadEngineError = createError('RENDER_BAD_ENGINE', 'config.engine of form template %s must be one of: %s', 422)
 
-const Engine = StringEnum(RENDER_ENGINES, {
-  description: `template engine; default config.engine, else ${DEFAULT_ENGINE}`,
+const Engine = StringEnum(ENGINE_NAMES, {
+  description: `template engine (jade is pug); default config.engine, else ${DEFAULT_ENGINE}`,
 })
 const RenderQuery = Type.Object({ engine: Type.Optional(Engine) }, { additionalProperties: false })
 const RenderBody = Type.Object(
@@ -40,15 +48,16 @@ interface RenderOptions {
  * layout serves both). Rendering changes nothing, so a read token may print.
  */
 const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function renderRoutes(fastify, opts) {
-  async function render(principal: Principal, id: string, engine: RenderEngine | undefined, data?: object) {
+  async function render(principal: Principal, id: string, engine: string | undefined, data?: object) {
     const { record, version } = opts.templates.get(principal, id)
     const { template, ...fields } = record
     if (template === undefined) throw new NoLayoutError(id)
     const configured = (record.config as { engine?: unknown } | undefined)?.engine
-    if (engine === undefined && configured !== undefined && !RENDER_ENGINES.includes(configured as RenderEngine)) {
-      throw new BadEngineError(id, RENDER_ENGINES.join(', '))
+    const configuredEngine = typeof configured === 'string' ? ENGINE_BY_NAME.get(configured) : undefined
+    if (engine === undefined && configured !== undefined && configuredEngine === undefined) {
+      throw new BadEngineError(id, ENGINE_NAMES.join(', '))
     }
-    const chosen = engine ?? (configured as RenderEngine | undefined) ?? DEFAULT_ENGINE
+    const chosen = (engine === undefined ? undefined : ENGINE_BY_NAME.get(engine)) ?? configuredEngine ?? DEFAULT_ENGINE
     return fastify.renderer.render({
       engine: chosen,
       source: template,

@@ -62,6 +62,25 @@ t.test('ejs chosen by config.engine or by the caller; caller data as `data`, esc
   t.equal((await renderWith(app, tokens.readA, pugId, { engine: 'pug' })).body, '<p>x</p>')
 })
 
+t.test('jade is pug by its former name, from the caller or from config.engine', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const configured = await createTemplate(app, tokens.writeA, {
+    type: 'x',
+    template: 'p= type',
+    config: { engine: 'jade' },
+  })
+  t.equal((await render(app, tokens.readA, configured)).body, '<p>x</p>')
+  const plain = await createTemplate(app, tokens.writeA, { type: 'y', template: 'p= type', config: { engine: 'ejs' } })
+  t.equal((await render(app, tokens.readA, plain, '?engine=jade')).body, '<p>y</p>', 'the caller overrides ejs')
+  t.equal((await renderWith(app, tokens.readA, plain, { engine: 'jade' })).body, '<p>y</p>')
+  // names that exist on every JavaScript object are not engines
+  for (const engine of ['constructor', '__proto__', 'toString']) {
+    const id = await createTemplate(app, tokens.writeA, { type: 'x', template: 'p', config: { engine } })
+    t.match((await render(app, tokens.readA, id)).json(), { statusCode: 422, code: 'RENDER_BAD_ENGINE' }, engine)
+    t.equal((await render(app, tokens.readA, id, `?engine=${engine}`)).statusCode, 400, `?engine=${engine}`)
+  }
+})
+
 t.test('bad requests and templates without a layout', async (t) => {
   const { app, tokens } = await buildTestApp(t)
   const bare = await createTemplate(app, tokens.writeA, { type: 'no-layout' })
@@ -133,6 +152,28 @@ t.test('an endless loop answers 422 while other requests are served; huge output
   })
   t.match((await render(app, tokens.readA, huge)).json(), { statusCode: 422, code: 'RENDER_OUTPUT_TOO_LARGE' })
   t.equal((await render(app, tokens.readA, warm)).body, '<p>ok</p>', 'and the next print works')
+})
+
+t.test('a memory bomb answers 422 while other requests are served, and the next print works', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { RENDER_TIMEOUT_MS: 10_000, RENDER_MEMORY_MB: 32 })
+  const bomb = await createTemplate(app, tokens.writeA, {
+    type: 'x',
+    template: '- var hoard = []\n- while (true) hoard.push(Math.random().toString(36).repeat(200))',
+  })
+  const warm = await createTemplate(app, tokens.writeA, { type: 'x', template: 'p ok' })
+  t.equal((await render(app, tokens.readA, warm)).statusCode, 200, 'the sandbox is up')
+  const bombing = render(app, tokens.readA, bomb).then((res) => ({ res, at: Date.now() }))
+  const health = await app.inject('/health')
+  const healthAt = Date.now()
+  const list = await app.inject({ url: '/ward-occupants', headers: bearer(tokens.readA) })
+  const { res, at } = await bombing
+  t.equal(health.statusCode, 200)
+  t.equal(list.statusCode, 200, 'and an API request too')
+  t.ok(healthAt <= at, 'health answered before the render was stopped')
+  t.equal(res.statusCode, 422)
+  t.match(res.json(), { code: 'RENDER_MEMORY_LIMIT' })
+  t.notMatch(res.body, /\/work\/|node_modules|isolate/i, 'no internals')
+  t.equal((await render(app, tokens.readA, warm)).body, '<p>ok</p>', 'the next print works')
 })
 
 t.test('compiled layouts are cached per template version', async (t) => {
