@@ -1,9 +1,26 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import { createNotificationRepository } from '../../db/notifications.js'
+import { withEtag } from '../../plugins/http.js'
 import { errorResponses, IdParams, ListEnvelope, listItem } from '../../plugins/schemas.js'
 import { Notification, NotificationListQuery, UnseenCount } from './schema.js'
 
+type NotificationRecord = ReturnType<ReturnType<typeof createNotificationRepository>['get']>
+
+/** A notification changes only by gaining readers (`seenBy` only grows), so their count is its version. */
+function versioned(record: NotificationRecord) {
+  return { record, version: 1 + record.seenBy.length }
+}
+
 const tags = ['notifications']
+
+/**
+ * Nothing to send: no body (Fastify hands a missing body to validation as null), or `{}`. Anything
+ * else is a mistake worth telling, not ignoring.
+ */
+const NoBody = Type.Union([Type.Null(), Type.Object({}, { additionalProperties: false })], {
+  description: 'no body, or {}',
+})
 
 /**
  * Notifications addressed to the caller: read them, count the unseen ones, mark one seen.
@@ -46,8 +63,8 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
   fastify.get(
     '/notifications/:id',
     { schema: { tags, params: IdParams, response: { 200: Notification, ...errorResponses(404) } } },
-    async function getNotification(request) {
-      return notifications.get(request.principal, request.params.id)
+    async function getNotification(request, reply) {
+      return withEtag(reply, versioned(notifications.get(request.principal, request.params.id)))
     },
   )
 
@@ -60,11 +77,12 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
         tags,
         summary: 'add the caller to seenBy (idempotent; extension)',
         params: IdParams,
+        body: NoBody,
         response: { 200: Notification, ...errorResponses(404) },
       },
     },
-    async function markNotificationSeen(request) {
-      return notifications.markSeen(request.principal, request.params.id)
+    async function markNotificationSeen(request, reply) {
+      return withEtag(reply, versioned(notifications.markSeen(request.principal, request.params.id)))
     },
   )
 }

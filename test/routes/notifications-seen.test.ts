@@ -19,6 +19,20 @@ t.test('marking seen is idempotent, per account, and allowed to read tokens', as
   t.equal(rows.length, 2)
 })
 
+t.test('one notification answers an ETag that changes when someone marks it seen', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const { ids } = seed(app)
+  const id = ids.wardA as string
+  const nurse = client(app, tokens.writeA)
+  t.equal((await nurse.get(id)).headers.etag, '"1"', 'nobody has seen it yet')
+  const marked = await nurse.seen(id)
+  t.equal(marked.headers.etag, '"2"', 'the mark answers the new version')
+  t.equal((await nurse.get(id)).headers.etag, '"2"')
+  t.equal((await nurse.seen(id)).headers.etag, '"2"', 'marking again changes nothing, nor the ETag')
+  await client(app, tokens.readA).seen(id)
+  t.equal((await nurse.get(id)).headers.etag, '"3"', "another reader's mark is a change too")
+})
+
 t.test('only what is addressed to the caller can be marked', async (t) => {
   const { app, tokens } = await buildTestApp(t)
   const { ids } = seed(app)
@@ -32,6 +46,40 @@ t.test('only what is addressed to the caller can be marked', async (t) => {
   const { n } = app.db.prepare('SELECT count(*) AS n FROM notification_seen').get() as { n: number }
   t.equal(n, 0, 'nothing was recorded')
 })
+
+t.test(
+  'marking seen takes no body, or an empty one (or null); anything else is a 400 that records nothing',
+  async (t) => {
+    const { app, tokens } = await buildTestApp(t)
+    const { ids } = seed(app)
+    const url = `/notifications/${ids.wardA}/seen`
+    const post = (payload?: unknown, contentType = 'application/json') =>
+      app.inject({
+        method: 'POST',
+        url,
+        headers: { ...bearer(tokens.writeA), ...(payload === undefined ? {} : { 'content-type': contentType }) },
+        ...(payload === undefined ? {} : { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }),
+      })
+    for (const [label, payload] of [
+      ['an unknown property', { seen: true }],
+      ['an array', []],
+      ['a string', '"yes"'],
+      ['a number', '1'],
+    ] as const) {
+      const res = await post(payload)
+      t.equal(res.statusCode, 400, label)
+      t.equal(res.json().code, 'FST_ERR_VALIDATION', label)
+    }
+    t.match((await post({ seen: true })).json().message, /unknown property 'seen'/)
+    t.equal((await post('{"a":', 'application/json')).statusCode, 400, 'malformed JSON')
+    t.equal((await post('seen', 'text/plain')).statusCode, 415, 'not JSON')
+    const { n } = app.db.prepare('SELECT count(*) AS n FROM notification_seen').get() as { n: number }
+    t.equal(n, 0, 'nothing was recorded')
+    t.equal((await post()).statusCode, 200, 'no body')
+    t.equal((await post({})).statusCode, 200, 'an empty object')
+    t.equal((await post('null')).statusCode, 200, 'JSON null, nothing too')
+  },
+)
 
 t.test('unseen filter and count follow each account', async (t) => {
   const { app, tokens } = await buildTestApp(t)
