@@ -1,4 +1,7 @@
+import { join } from 'node:path'
 import t from 'tap'
+import { buildApp } from '../../app.js'
+import { defaultConfig } from '../../config.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 
 const admit = { encounter: 'enc-1', bed: 'B-1', occupiedBy: 'patient-1' }
@@ -60,6 +63,12 @@ t.test('bad bodies are refused with 400 and change nothing', async (t) => {
     ['empty bed', { ...admit, bed: '' }, /body\.bed must NOT have fewer than 1 characters/],
     ['number bed', { ...admit, bed: 12 }, /body\.bed must be string/],
     ['null bed', { ...admit, bed: null }, /body\.bed must be string/],
+    ['empty encounter', { ...admit, encounter: '' }, /body\.encounter must NOT have fewer than 1 characters/],
+    ['number encounter', { ...admit, encounter: 7 }, /body\.encounter must be string/],
+    ['empty occupiedBy', { ...admit, occupiedBy: '' }, /body\.occupiedBy must NOT have fewer than 1 characters/],
+    ['object occupiedBy', { ...admit, occupiedBy: { uid: 'p' } }, /body\.occupiedBy must be string/],
+    ['number room', { ...admit, room: 3 }, /body\.room must be string/],
+    ['boolean provider', { ...admit, provider: true }, /body\.provider must be string/],
     ['string timestamp', { ...admit, createdAt: '1000' }, /body\.createdAt must be integer/],
     ['fractional timestamp', { ...admit, occupiedAt: 1.5 }, /body\.occupiedAt must be integer/],
     ['negative timestamp', { ...admit, occupiedAt: -1 }, /body\.occupiedAt must be >= 0/],
@@ -113,6 +122,32 @@ t.test('BED_POLICY=shared lets a ward share beds', async (t) => {
   t.equal((await a.post(admit)).statusCode, 200)
   t.equal((await a.post({ ...admit, occupiedBy: 'patient-2' })).statusCode, 200)
   t.equal((await a.list('bed=B-1&dischargedAt=null')).json().total, 2)
+})
+
+t.test('back to BED_POLICY=exclusive refuses to start while a bed has two active occupants', async (t) => {
+  const dir = t.testdir({})
+  const DATABASE_PATH = join(dir, 'ward.db')
+  const shared = await buildApp(defaultConfig({ DATABASE_PATH, LOG_LEVEL: 'silent', BED_POLICY: 'shared' }))
+  const token = shared.tokens.create({ account: 'nurse', role: 'write', facility: 'A', label: 'test' }).token
+  const a = client(shared, token)
+  const first = (await a.post(admit)).json()
+  t.equal((await a.post({ ...admit, occupiedBy: 'patient-2' })).statusCode, 200, 'shared: two in one bed')
+  await shared.close()
+
+  const exclusive = defaultConfig({ DATABASE_PATH, LOG_LEVEL: 'silent', BED_POLICY: 'exclusive' })
+  await t.rejects(
+    buildApp(exclusive),
+    /BED_POLICY=exclusive cannot be enforced: bed B-1 of facility A has more than one active occupant/,
+  )
+
+  // Discharging the extra occupant (still shared) lets exclusive start and hold the rule again.
+  const again = await buildApp(defaultConfig({ DATABASE_PATH, LOG_LEVEL: 'silent', BED_POLICY: 'shared' }))
+  t.equal((await client(again, token).patch(first.id, { discharge: true })).statusCode, 200)
+  await again.close()
+  const strict = await buildApp(exclusive)
+  t.teardown(() => strict.close())
+  const clash = await client(strict, token).post({ ...admit, occupiedBy: 'patient-3' })
+  t.equal(clash.statusCode, 409, 'exclusive again: the bed is taken')
 })
 
 t.test('discharge and re-open', async (t) => {
