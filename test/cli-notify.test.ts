@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import t from 'tap'
 import { type CliIo, runCli } from '../cli.js'
 import { openDatabase } from '../db/connection.js'
@@ -104,4 +106,32 @@ t.test('bad input exits non-zero with a clear message and posts nothing', async 
     t.same(result.out, [], `${name}: nothing on stdout`)
   }
   t.equal(countNotifications(database), 0)
+})
+
+t.test('the real command, while the service runs on the same file: a polling client sees it at once', async (t) => {
+  const database = join(t.testdir(), 'running.db')
+  const { app, tokens } = await buildTestApp(t, { DATABASE_PATH: database })
+  const unseen = async () =>
+    (await app.inject({ url: '/notifications/unseen-count', headers: bearer(tokens.readA) })).json().count
+  t.equal(await unseen(), 0)
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    '--import=tsx',
+    'cli.ts',
+    '--database',
+    database,
+    'notify',
+    ...required,
+    '--facility',
+    'A',
+  ])
+  const id = stdout.trim()
+  t.match(id, /^[0-9a-f]{24}$/, 'the id alone on stdout')
+  t.equal(await unseen(), 1, 'the next poll counts it')
+  const listed = await app.inject({ url: '/notifications?$unseen=true', headers: bearer(tokens.readA) })
+  t.same(
+    listed.json().notifications.map((n: { id: string }) => n.id),
+    [id],
+  )
+  const other = await app.inject({ url: '/notifications/unseen-count', headers: bearer(tokens.writeB) })
+  t.same(other.json(), { count: 0 }, 'another facility does not see it')
 })
