@@ -29,10 +29,23 @@ function describeError(context: SchemaContext, error: FastifySchemaValidationErr
   }
 }
 
+/**
+ * For a value that may take one of several shapes (anyOf), Ajv reports every branch that failed plus
+ * a summary. The summary says nothing, and "must be null" beside "has unknown property 'x'" at the
+ * same place only distracts: keep the most specific messages.
+ */
+function mostSpecific(errors: FastifySchemaValidationError[]): FastifySchemaValidationError[] {
+  if (!errors.some((e) => e.keyword === 'anyOf')) return errors
+  const specific = errors.filter((e) => e.keyword !== 'anyOf')
+  const shapeProblemAt = new Set(specific.filter((e) => e.keyword !== 'type').map((e) => e.instancePath))
+  const kept = specific.filter((e) => e.keyword !== 'type' || !shapeProblemAt.has(e.instancePath))
+  return kept.length > 0 ? kept : errors
+}
+
 /** Validation messages that name the offending field, e.g. "body has unknown property 'ocupiedBy'". */
 export function formatSchemaErrors(errors: FastifySchemaValidationError[], context: SchemaContext): Error {
   // allErrors is on so an unknown property is named even beside a missing one; a few are enough.
-  const messages = [...new Set(errors.map((e) => describeError(context, e)))]
+  const messages = [...new Set(mostSpecific(errors).map((e) => describeError(context, e)))]
   return new Error(messages.slice(0, 5).join('; '))
 }
 
