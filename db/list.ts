@@ -38,6 +38,35 @@ function countOf(prepare: (sql: string) => Statement, table: string, where: stri
 }
 
 /**
+ * A base condition that is the OR of disjoint branches (no row matches two), each answerable by
+ * an index search of its own: a viewer's notifications are its facility's, every facility's and
+ * its own. SQLite answers an OR by collecting every matching row and sorting them all, however
+ * small the page; with the branches, each one yields only its first `skip + limit` rows in the
+ * page's order (an index walk that stops early), the page is cut from their union, and the total is
+ * the sum of the branches' counts.
+ */
+export interface BranchedCondition extends Condition {
+  branches?: readonly Condition[]
+}
+
+function where(branch: Condition, query: ListQuery): Condition {
+  return { sql: `(${branch.sql}) AND (${query.filter.sql})`, params: [...branch.params, ...query.filter.params] }
+}
+
+function branchedTotal(prepare: (sql: string) => Statement, table: string, parts: Condition[]): number {
+  const counts = parts.map((part) => `(SELECT count(*) FROM ${table} r WHERE ${part.sql})`)
+  const statement = prepare(`SELECT ${counts.join(' + ')} AS n`)
+  return (statement.get(...parts.flatMap((part) => part.params)) as { n: number }).n
+}
+
+function branchedPageSql(table: string, parts: Condition[], orderBy: string): string {
+  const firsts = parts.map(
+    (part) => `SELECT rowid FROM (SELECT r.rowid FROM ${table} r WHERE ${part.sql} ORDER BY ${orderBy} LIMIT ?)`,
+  )
+  return `SELECT r.* FROM ${table} r WHERE r.rowid IN (${firsts.join(' UNION ALL ')}) ORDER BY ${orderBy} LIMIT ? OFFSET ?`
+}
+
+/**
  * Runs list queries over one table (aliased `r`). The SQL text depends only on the shape of the
  * query, so statements are cached by text and reused.
  */
@@ -48,18 +77,37 @@ export function createLister<Row, Rec extends { id: string }>(
 ) {
   const prepare = statementCache(db)
 
-  return function list(base: Condition, query: ListQuery): Page<Partial<Rec> & { id: string }> {
-    const where = `(${base.sql}) AND (${query.filter.sql})`
-    const params = [...base.params, ...query.filter.params]
-    const total = countOf(prepare, table, where, params)
+  function rowsOf(base: BranchedCondition, query: ListQuery): { total: number; rows: () => Row[] } {
+    if (base.branches && base.branches.length > 1) {
+      const parts = base.branches.map((branch) => where(branch, query))
+      const first = query.skip + query.limit
+      return {
+        total: branchedTotal(prepare, table, parts),
+        rows: () =>
+          prepare(branchedPageSql(table, parts, query.orderBy)).all(
+            ...parts.flatMap((part) => [...part.params, first]),
+            query.limit,
+            query.skip,
+          ) as Row[],
+      }
+    }
+    const { sql, params } = where(base, query)
+    return {
+      total: countOf(prepare, table, sql, params),
+      rows: () =>
+        prepare(`SELECT r.* FROM ${table} r WHERE ${sql} ORDER BY ${query.orderBy} LIMIT ? OFFSET ?`).all(
+          ...params,
+          query.limit,
+          query.skip,
+        ) as Row[],
+    }
+  }
+
+  return function list(base: BranchedCondition, query: ListQuery): Page<Partial<Rec> & { id: string }> {
+    const { total, rows } = rowsOf(base, query)
     const page = { total, limit: query.limit, skip: query.skip }
     if (query.limit === 0 || query.skip >= total) return { records: [], ...page }
-    const rows = prepare(`SELECT r.* FROM ${table} r WHERE ${where} ORDER BY ${query.orderBy} LIMIT ? OFFSET ?`).all(
-      ...params,
-      query.limit,
-      query.skip,
-    ) as Row[]
-    const records = rows.map(toRecord)
+    const records = rows().map(toRecord)
     return { records: query.select ? records.map((r) => pick(r, query.select as string[])) : records, ...page }
   }
 }

@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3'
 import { DIRECTIONS, type Direction, type Notification } from '../routes/notifications/schema.js'
 import { NotFoundError } from './errors.js'
 import { newId } from './ids.js'
-import { createLister } from './list.js'
+import { type BranchedCondition, createLister } from './list.js'
 import { type Condition, type FieldMap, InvalidQueryError, parseListQuery } from './query.js'
 import type { Principal } from './tokens.js'
 
@@ -94,22 +94,41 @@ const UNSEEN_BY = 'NOT r.id IN (SELECT notification_id FROM notification_seen WH
 
 /**
  * What a viewer may see: its facility's notifications and those of every facility, addressed to
- * everyone or to its account. Each OR branch is an index search (notifications_broadcast, or the
- * recipients' primary key then the row by id); the unary + keeps SQLite from answering the last
- * branch by walking the facility index instead, which would read the whole facility.
+ * everyone or to its account. The branches are disjoint (a notification with addressees is never a
+ * broadcast) and each is an index search: notifications_broadcast in created_at order, or the
+ * recipients' primary key then the row by id; the unary + keeps SQLite from answering the last
+ * branch by walking the facility index instead, which would read the whole facility. The lister
+ * pages through the branches separately (see BranchedCondition in list.ts).
  */
-export function audienceCondition(viewer: Viewer): Condition {
-  if (viewer.facility === null) return { sql: `r.broadcast = 1 OR ${ADDRESSED_TO}`, params: [viewer.account] }
-  return {
-    sql:
-      '(r.broadcast = 1 AND r.facility = ?) OR (r.broadcast = 1 AND r.facility IS NULL) OR ' +
-      `(${ADDRESSED_TO} AND (+r.facility = ? OR +r.facility IS NULL))`,
-    params: [viewer.facility, viewer.account, viewer.facility],
-  }
+export function audienceCondition(viewer: Viewer): BranchedCondition {
+  const branches: Condition[] =
+    viewer.facility === null
+      ? [
+          { sql: 'r.broadcast = 1', params: [] },
+          { sql: ADDRESSED_TO, params: [viewer.account] },
+        ]
+      : [
+          { sql: 'r.broadcast = 1 AND r.facility = ?', params: [viewer.facility] },
+          { sql: 'r.broadcast = 1 AND r.facility IS NULL', params: [] },
+          {
+            sql: `${ADDRESSED_TO} AND (+r.facility = ? OR +r.facility IS NULL)`,
+            params: [viewer.account, viewer.facility],
+          },
+        ]
+  return { ...or(branches), branches }
+}
+
+function or(parts: Condition[]): Condition {
+  return { sql: parts.map((p) => `(${p.sql})`).join(' OR '), params: parts.flatMap((p) => p.params) }
 }
 
 function and(...parts: Condition[]): Condition {
   return { sql: parts.map((p) => `(${p.sql})`).join(' AND '), params: parts.flatMap((p) => p.params) }
+}
+
+/** Each branch of the audience, narrowed by the same further condition. */
+function narrowed(audience: BranchedCondition, condition: Condition): BranchedCondition {
+  return { ...and(audience, condition), branches: audience.branches?.map((branch) => and(branch, condition)) }
 }
 
 function seenCondition(viewer: Viewer, unseen: unknown): Condition | null {
@@ -176,7 +195,7 @@ export function createNotificationRepository(db: Database) {
     const { $unseen, ...rest } = query
     const parsed = parseListQuery(rest, viewer.role === 'admin' ? ADMIN_FIELDS : NOTIFICATION_FIELDS)
     const seen = seenCondition(viewer, $unseen)
-    const base = seen ? and(audienceCondition(viewer), seen) : audienceCondition(viewer)
+    const base = seen ? narrowed(audienceCondition(viewer), seen) : audienceCondition(viewer)
     return { base, parsed }
   }
 
