@@ -16,6 +16,7 @@ import { createLister, facilityCondition, type Scope } from './list.js'
 import { parseListQuery } from './query.js'
 import type { Principal } from './tokens.js'
 import { assertVersion, type IfMatch } from './versions.js'
+import { writeQueue } from './write-queue.js'
 
 const RESOURCE = 'form-templates'
 
@@ -76,7 +77,11 @@ export function createFormTemplateRepository(db: Database, opts: FormTemplateRep
     for (const tag of tags === null ? [] : (JSON.parse(tags) as string[])) insertTag.run(tag, id)
   }
 
-  const create = db.transaction((actor: Principal, id: string, columns: FormTemplateColumns, now: number) => {
+  // Each write runs in the connection's write queue (group commit, see write-queue.ts): atomic on
+  // its own, its promise settled once its batch is durable.
+  const writes = writeQueue(db)
+
+  function createRow(actor: Principal, id: string, columns: FormTemplateColumns, now: number) {
     insert.run({ id, createdBy: actor.account, ...columns })
     writeTags(id, columns.tags)
     const row = byId.get(id) as FormTemplateRow
@@ -84,38 +89,41 @@ export function createFormTemplateRepository(db: Database, opts: FormTemplateRep
     const change = { resource: RESOURCE, recordId: id, facility: row.facility, before: null, after: record }
     opts.audit.append(actor, { ...change, operation: 'create' }, now)
     return { record, version: row.version }
-  })
+  }
 
-  const patch = db.transaction(
-    (actor: Principal, id: string, changes: FormTemplatePatch, content: ContentColumns, ifMatch: IfMatch) => {
-      const row = visibleRow(actor, id)
-      assertVersion(ifMatch, 'form template', id, row.version)
-      if (changes.facility !== undefined && actor.facility !== null && changes.facility !== actor.facility) {
-        throw new ForbiddenFacilityError(actor.facility, changes.facility)
-      }
-      const now = Date.now()
-      const before = columnsOf(row)
-      const next: FormTemplateColumns = { ...before, ...content }
-      if (changes.type !== undefined) next.type = changes.type
-      if (changes.createdAt !== undefined) next.createdAt = changes.createdAt
-      if (changes.facility !== undefined) next.facility = changes.facility
-      if (changes.hide === true && row.hidden_at === null)
-        Object.assign(next, { hiddenAt: now, hiddenBy: actor.account })
-      if (changes.hide === false) Object.assign(next, { hiddenAt: null, hiddenBy: null })
-      const names = Object.keys(next) as (keyof FormTemplateColumns)[]
-      if (names.every((name) => next[name] === before[name])) return { record: toRecord(row), version: row.version }
+  function patchRow(
+    actor: Principal,
+    id: string,
+    changes: FormTemplatePatch,
+    content: ContentColumns,
+    ifMatch: IfMatch,
+  ): Versioned<FormTemplate> {
+    const row = visibleRow(actor, id)
+    assertVersion(ifMatch, 'form template', id, row.version)
+    if (changes.facility !== undefined && actor.facility !== null && changes.facility !== actor.facility) {
+      throw new ForbiddenFacilityError(actor.facility, changes.facility)
+    }
+    const now = Date.now()
+    const before = columnsOf(row)
+    const next: FormTemplateColumns = { ...before, ...content }
+    if (changes.type !== undefined) next.type = changes.type
+    if (changes.createdAt !== undefined) next.createdAt = changes.createdAt
+    if (changes.facility !== undefined) next.facility = changes.facility
+    if (changes.hide === true && row.hidden_at === null) Object.assign(next, { hiddenAt: now, hiddenBy: actor.account })
+    if (changes.hide === false) Object.assign(next, { hiddenAt: null, hiddenBy: null })
+    const names = Object.keys(next) as (keyof FormTemplateColumns)[]
+    if (names.every((name) => next[name] === before[name])) return { record: toRecord(row), version: row.version }
 
-      update.run({ id, ...next })
-      if (next.tags !== before.tags) writeTags(id, next.tags)
-      const updated = byId.get(id) as FormTemplateRow
-      const record = toRecord(updated)
-      const change = { resource: RESOURCE, recordId: id, facility: row.facility, before: toRecord(row), after: record }
-      opts.audit.append(actor, { ...change, operation: 'patch' }, now)
-      return { record, version: updated.version }
-    },
-  )
+    update.run({ id, ...next })
+    if (next.tags !== before.tags) writeTags(id, next.tags)
+    const updated = byId.get(id) as FormTemplateRow
+    const record = toRecord(updated)
+    const change = { resource: RESOURCE, recordId: id, facility: row.facility, before: toRecord(row), after: record }
+    opts.audit.append(actor, { ...change, operation: 'patch' }, now)
+    return { record, version: updated.version }
+  }
 
-  const destroy = db.transaction((actor: Principal, id: string, ifMatch: IfMatch) => {
+  function destroyRow(actor: Principal, id: string, ifMatch: IfMatch): FormTemplate {
     const row = visibleRow(actor, id)
     assertVersion(ifMatch, 'form template', id, row.version)
     remove.run(id)
@@ -123,10 +131,10 @@ export function createFormTemplateRepository(db: Database, opts: FormTemplateRep
     const change = { resource: RESOURCE, recordId: id, facility: row.facility, before: record, after: null }
     opts.audit.append(actor, { ...change, operation: 'delete' })
     return record
-  })
+  }
 
   return {
-    create(actor: Principal, facility: string | null, input: FormTemplateCreate): Versioned<FormTemplate> {
+    create(actor: Principal, facility: string | null, input: FormTemplateCreate): Promise<Versioned<FormTemplate>> {
       const now = Date.now()
       const columns: FormTemplateColumns = {
         createdAt: input.createdAt ?? now,
@@ -144,7 +152,8 @@ export function createFormTemplateRepository(db: Database, opts: FormTemplateRep
         hiddenBy: null,
         ...contentColumns(input, now),
       }
-      return create.immediate(actor, newId(now), columns, now)
+      const id = newId(now)
+      return writes.run(() => createRow(actor, id, columns, now))
     },
     /** The record and its version: `${id}:${version}` identifies one state of the template. */
     get(scope: Scope, id: string): Versioned<FormTemplate> {
@@ -153,10 +162,17 @@ export function createFormTemplateRepository(db: Database, opts: FormTemplateRep
     },
     list: (scope: Scope, query: Record<string, unknown>) =>
       list(facilityCondition(scope), parseListQuery(query, FORM_TEMPLATE_FIELDS)),
-    patch(actor: Principal, id: string, changes: FormTemplatePatch, ifMatch: IfMatch): Versioned<FormTemplate> {
-      return patch.immediate(actor, id, changes, contentColumns(changes, Date.now()), ifMatch)
+    patch(
+      actor: Principal,
+      id: string,
+      changes: FormTemplatePatch,
+      ifMatch: IfMatch,
+    ): Promise<Versioned<FormTemplate>> {
+      const content = contentColumns(changes, Date.now())
+      return writes.run(() => patchRow(actor, id, changes, content, ifMatch))
     },
-    remove: (actor: Principal, id: string, ifMatch: IfMatch): FormTemplate => destroy.immediate(actor, id, ifMatch),
+    remove: (actor: Principal, id: string, ifMatch: IfMatch): Promise<FormTemplate> =>
+      writes.run(() => destroyRow(actor, id, ifMatch)),
   }
 }
 

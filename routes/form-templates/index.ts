@@ -24,7 +24,7 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
     },
     async function createFormTemplate(request, reply) {
       const facility = facilityForCreate(request.principal, request.body.facility)
-      return withEtag(reply, templates.create(request.principal, facility, request.body))
+      return withEtag(reply, await templates.create(request.principal, facility, request.body))
     },
   )
 
@@ -64,7 +64,8 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
       },
     },
     async function patchFormTemplate(request, reply) {
-      return withEtag(reply, templates.patch(request.principal, request.params.id, request.body, ifMatchOf(request)))
+      const patched = await templates.patch(request.principal, request.params.id, request.body, ifMatchOf(request))
+      return withEtag(reply, patched)
     },
   )
 
@@ -72,7 +73,7 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
     '/form-templates/:id',
     { schema: { tags, params: IdParams, response: { 200: FormTemplate, ...errorResponses(404, 412) } } },
     async function deleteFormTemplate(request) {
-      return templates.remove(request.principal, request.params.id, ifMatchOf(request))
+      return await templates.remove(request.principal, request.params.id, ifMatchOf(request))
     },
   )
 

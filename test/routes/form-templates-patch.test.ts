@@ -169,3 +169,27 @@ t.test('facility in a patch: only an unbound token may move a template', async (
   t.equal((await a.get(record.id)).statusCode, 404, 'A no longer sees it')
   t.equal((await client(app, tokens.writeB).get(record.id)).statusCode, 200, 'B does')
 })
+
+t.test('simultaneous writes share a commit but stay apart: one If-Match wins, the rest get 412', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const a = client(app, tokens.writeA)
+  // created together: one batch of the write queue, each its own record and audit entry
+  const created = await Promise.all(Array.from({ length: 10 }, (_, i) => a.post({ ...intake, name: `form ${i}` })))
+  t.same(
+    created.map((r) => r.statusCode),
+    Array(10).fill(200),
+  )
+  const ids = created.map((r) => r.json().id)
+  t.equal(new Set(ids).size, 10, 'ten records')
+  const patches = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => a.patch(ids[0], { name: `rename ${i}` }, { 'if-match': '"1"' })),
+  )
+  t.same(patches.map((r) => r.statusCode).sort(), [200, ...Array(9).fill(412)], 'exactly one rename saw version 1')
+  const winner = patches.find((r) => r.statusCode === 200)?.json()
+  t.same((await a.get(ids[0])).json(), winner, 'the stored record is the winner')
+  // one removal of a record wins, the other finds nothing
+  const removals = await Promise.all([a.remove(ids[1]), a.remove(ids[1])])
+  t.same(removals.map((r) => r.statusCode).sort(), [200, 404])
+  const audit = app.audit.list({ limit: 100 }).filter((e) => e.resource === 'form-templates')
+  t.equal(audit.length, 10 + 1 + 1, 'ten creates, one patch, one delete were audited')
+})
