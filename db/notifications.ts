@@ -94,24 +94,24 @@ const UNSEEN_BY = 'NOT r.id IN (SELECT notification_id FROM notification_seen WH
 
 /**
  * What a viewer may see: its facility's notifications and those of every facility, addressed to
- * everyone or to its account. The branches are disjoint (a notification with addressees is never a
- * broadcast) and each is an index search: notifications_broadcast in created_at order, or the
- * recipients' primary key then the row by id; the unary + keeps SQLite from answering the last
- * branch by walking the facility index instead, which would read the whole facility. The lister
- * pages through the branches separately (see BranchedCondition in list.ts).
+ * everyone or to its account. The branches are disjoint (broadcast or not) and each is an index
+ * search: notifications_broadcast in created_at order, or the recipients' primary key then the row
+ * by id. The unary + keeps the checks on the row out of index choice, so SQLite never answers the
+ * last branch by walking the broadcast or facility index instead. The lister pages through the
+ * branches separately (see BranchedCondition in list.ts).
  */
 export function audienceCondition(viewer: Viewer): BranchedCondition {
   const branches: Condition[] =
     viewer.facility === null
       ? [
           { sql: 'r.broadcast = 1', params: [] },
-          { sql: ADDRESSED_TO, params: [viewer.account] },
+          { sql: `${ADDRESSED_TO} AND +r.broadcast = 0`, params: [viewer.account] },
         ]
       : [
           { sql: 'r.broadcast = 1 AND r.facility = ?', params: [viewer.facility] },
           { sql: 'r.broadcast = 1 AND r.facility IS NULL', params: [] },
           {
-            sql: `${ADDRESSED_TO} AND (+r.facility = ? OR +r.facility IS NULL)`,
+            sql: `${ADDRESSED_TO} AND +r.broadcast = 0 AND (+r.facility = ? OR +r.facility IS NULL)`,
             params: [viewer.account, viewer.facility],
           },
         ]
