@@ -11,7 +11,7 @@ import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError
 import eventsPlugin from './plugins/events.js'
 import notificationProducer from './plugins/notification-producer.js'
 import openapiPlugin from './plugins/openapi.js'
-import { parseQueryString } from './plugins/query-string.js'
+import queryStringCheck, { parseQueryString } from './plugins/query-string.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import rendererPlugin from './plugins/render/index.js'
 import securityHeaders from './plugins/security-headers.js'
@@ -80,6 +80,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   fastify.removeContentTypeParser(['text/plain'])
 
   await fastify.register(errorsPlugin)
+  await fastify.register(queryStringCheck)
   await fastify.register(securityHeaders)
   await fastify.register(dbPlugin, { path: opts.config.DATABASE_PATH, bedPolicy: opts.config.BED_POLICY })
   await fastify.register(eventsPlugin)

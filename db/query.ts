@@ -113,12 +113,16 @@ function scalarCondition(name: string, spec: FieldSpec, op: string, raw: unknown
   return { sql: `${column} ${COMPARISONS[op]} ?`, params: [value] }
 }
 
-/** Array fields match when they contain the value; the lookup goes through the side table's index. */
+/**
+ * Array fields match when they contain the value; the lookup goes through the side table's index.
+ * Missing (`null`, `$exists=false`) is the record's own column being NULL: an empty list is present.
+ */
 function arrayCondition(name: string, spec: FieldSpec, array: ArrayField, op: string, raw: unknown): Condition {
   const owners = (where: string) => `r.id IN (SELECT ${array.key} FROM ${array.table}${where})`
+  const missing = `r.${spec.column} IS NULL`
   if (op === '$exists') {
     if (raw !== 'true' && raw !== 'false') return fail(`${name}[$exists] must be true or false`)
-    return { sql: `${raw === 'true' ? '' : 'NOT '}${owners('')}`, params: [] }
+    return { sql: raw === 'true' ? `r.${spec.column} IS NOT NULL` : missing, params: [] }
   }
   if (op in COMPARISONS) return fail(`${name} is a list: ${op} is not supported on it`)
   const values = (op === '$in' || op === '$nin' ? asList(raw, `${name}[${op}]`) : [raw]).map((v) =>
@@ -127,8 +131,7 @@ function arrayCondition(name: string, spec: FieldSpec, array: ArrayField, op: st
   const present = values.filter((v) => v !== null)
   const anyNull = present.length !== values.length
   const contains = present.length > 0 ? owners(` WHERE ${array.value} IN (${present.map(() => '?').join(', ')})`) : '0'
-  const empty = `NOT ${owners('')}`
-  const positive = anyNull ? `(${contains} OR ${empty})` : contains
+  const positive = anyNull ? `(${contains} OR ${missing})` : contains
   const negate = op === '$ne' || op === '$nin'
   return { sql: negate ? `NOT ${positive}` : positive, params: present }
 }
@@ -180,10 +183,11 @@ function filterCondition(query: Record<string, unknown>, fields: FieldMap, depth
   return and(parts)
 }
 
+/** A count of any size: beyond 10^15 it can only mean "all" or "past the end" (and stays exact in SQL). */
 function integerParam(name: string, raw: unknown, fallback: number): number {
   if (raw === undefined) return fallback
-  if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw)) return fail(`${name} must be a non-negative integer`)
-  return Number(raw)
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw)) return fail(`${name} must be a non-negative integer`)
+  return Math.min(Number(raw), 1e15)
 }
 
 function sortOrder(raw: unknown, fields: FieldMap): string {

@@ -1,17 +1,58 @@
+import type { FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import qs from 'qs'
+import { InvalidQueryError } from '../db/query.js'
+
+/** Where the parser leaves the reason a query string was refused (Fastify's parser may not throw). */
+const REFUSED = Symbol('query string refused')
+
+type ParsedQuery = Record<string, unknown> & { [REFUSED]?: string }
+
+/** `__proto__` is the one key qs drops silently even with plainObjects: refuse it instead. */
+function namesProto(text: string): boolean {
+  let decoded = text
+  try {
+    decoded = decodeURIComponent(text.replace(/\+/g, ' '))
+  } catch {
+    // Not valid percent-encoding as a whole: qs decodes part by part; search the raw text.
+  }
+  return decoded.includes('__proto__')
+}
 
 /**
  * Fastify's query-string parser: qs, as the Feathers clients encode queries (brackets for
- * nesting, `[]` or `[0]` for arrays). Depth and sizes are bounded; prototype keys are dropped.
+ * nesting, `[]` or `[0]` for arrays). A filter is never silently dropped: too many parameters,
+ * too long lists and too deep nesting are refused, and keys named like Object.prototype members
+ * (`constructor`, `toString`) become ordinary keys on prototype-less objects, so the list engine
+ * reports them as unknown fields.
  */
-export function parseQueryString(text: string): Record<string, unknown> {
-  return qs.parse(text, {
-    depth: 5,
-    arrayLimit: 1000,
-    parameterLimit: 1000,
-    allowPrototypes: false,
-    allowDots: false,
-    comma: false,
-    duplicates: 'combine',
-  })
+export function parseQueryString(text: string): ParsedQuery {
+  if (namesProto(text)) return { [REFUSED]: "the query string names '__proto__'" }
+  try {
+    return qs.parse(text, {
+      depth: 5,
+      strictDepth: true,
+      arrayLimit: 1000,
+      parameterLimit: 1000,
+      throwOnLimitExceeded: true,
+      plainObjects: true,
+      allowPrototypes: true,
+      allowDots: false,
+      comma: false,
+      duplicates: 'combine',
+    })
+  } catch (error) {
+    return { [REFUSED]: `the query string is refused: ${(error as Error).message}` }
+  }
 }
+
+/** Answers 400 for a query string the parser refused, once the caller is authenticated. */
+export default fp(
+  async function queryStringCheck(fastify) {
+    fastify.addHook('preValidation', function refuseBadQuery(request: FastifyRequest, _reply, done) {
+      const reason = (request.query as ParsedQuery | undefined)?.[REFUSED]
+      done(reason === undefined ? undefined : new InvalidQueryError(reason))
+    })
+  },
+  { name: 'query-string', fastify: '5.x' },
+)

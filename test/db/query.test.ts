@@ -106,9 +106,50 @@ t.test('SQL in field names and values stays data', async (t) => {
   t.equal((await beds(s, '')).beds.length, 4, 'the table is intact')
 })
 
-t.test('prototype keys in the query string are dropped, not used', async (t) => {
+t.test('keys named like Object.prototype members are unknown fields, never dropped or used', async (t) => {
   const s = await seed(t)
-  const res = await beds(s, '__proto__[bed]=B-1&constructor[prototype][x]=1')
-  t.not(res.status, 500)
-  t.equal(({} as Record<string, unknown>).bed, undefined)
+  const cases: [string, RegExp][] = [
+    ['constructor=1', /unknown field 'constructor'/],
+    ['hasOwnProperty=1', /unknown field 'hasOwnProperty'/],
+    ['$sort[toString]=1', /cannot sort by unknown field 'toString'/],
+    ['$or[0][constructor]=x', /unknown field 'constructor'/],
+    ['constructor[prototype][x]=1', /unknown field 'constructor'/],
+    ['__proto__[bed]=B-1', /__proto__/],
+    ['bed=B-1&%5F%5Fproto%5F%5F=1', /__proto__/],
+    ['$select[]=valueOf', /cannot select unknown field 'valueOf'/],
+  ]
+  for (const [query, message] of cases) {
+    const res = await beds(s, query)
+    t.equal(res.status, 400, query)
+    t.match(res.body, { code: 'INVALID_QUERY', message }, `${query}: message`)
+  }
+  t.equal(({} as Record<string, unknown>).bed, undefined, 'Object.prototype untouched')
+})
+
+t.test('a query string over the parser limits is refused, so no filter is silently cut off', async (t) => {
+  const s = await seed(t)
+  const many = Array.from({ length: 1000 }, () => '$select=bed').join('&')
+  const tooMany = await beds(s, `${many}&bed=B-1`)
+  t.equal(tooMany.status, 400, 'the 1001st parameter is not dropped')
+  t.match(tooMany.body, { code: 'INVALID_QUERY', message: /Parameter limit exceeded/ })
+  const longList = Array.from({ length: 1001 }, (_, i) => `bed[$nin][]=zz${i}`).join('&')
+  t.equal((await beds(s, longList)).status, 400, 'the 1001st list entry is not dropped')
+  const farIndex = await beds(s, 'bed[$in][1500]=B-1')
+  t.match(farIndex.body, { statusCode: 400, message: /Array limit exceeded/ }, 'nor read as an object')
+  const deep = await beds(s, '$or[0][$and][0][$or][0][$and][0][bed]=B-1')
+  t.equal(deep.status, 400, 'nesting deeper than the parser reads is refused, not cut into a literal key')
+  t.match(deep.body, { code: 'INVALID_QUERY', message: /depth/ })
+  const atLimit = Array.from({ length: 999 }, () => '$select=bed').join('&')
+  t.equal((await beds(s, `${atLimit}&bed=B-1`)).beds.length, 1, '1000 parameters are still read, filter included')
+  const bodyless = await s.app.inject({ url: '/ward-occupants/01J0000000000000000000000?constructor=1' })
+  t.equal(bodyless.statusCode, 401, 'authentication is checked before the query string')
+})
+
+t.test('$limit and $skip of any size: $limit is clamped, $skip pages past the end', async (t) => {
+  const s = await seed(t)
+  t.same((await beds(s, '$limit=10000000000000000000000')).body.limit, 1000)
+  const far = await beds(s, '$skip=10000000000000000000000')
+  t.equal(far.status, 200)
+  t.same(far.beds, [])
+  t.equal(far.body.total, 4)
 })
