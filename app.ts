@@ -9,6 +9,7 @@ import authPlugin from './plugins/auth.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
+import jsonBody from './plugins/json-body.js'
 import notificationProducer from './plugins/notification-producer.js'
 import openapiPlugin from './plugins/openapi.js'
 import queryStringCheck, { parseQueryString } from './plugins/query-string.js'
@@ -81,6 +82,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
 
   await fastify.register(errorsPlugin)
   await fastify.register(queryStringCheck)
+  await fastify.register(jsonBody)
   await fastify.register(securityHeaders)
   await fastify.register(dbPlugin, { path: opts.config.DATABASE_PATH, bedPolicy: opts.config.BED_POLICY })
   await fastify.register(eventsPlugin)

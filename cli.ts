@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import { createAuditLog } from './db/audit.js'
 import { type Database, openDatabase } from './db/connection.js'
+import { unstorableValue } from './db/json-values.js'
 import { createNotificationRepository, DIRECTIONS, type NewNotification } from './db/notifications.js'
 import { createTokenRepository, ROLES, type Role, type TokenInfo } from './db/tokens.js'
 
@@ -34,6 +35,8 @@ function jsonObject(text: string): Record<string, unknown> {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new InvalidArgumentError('must be a JSON object, e.g. \'{"queue":"A"}\'')
+  const problem = unstorableValue(value, 'meta')
+  if (problem !== null) throw new InvalidArgumentError(problem)
   return value as Record<string, unknown>
 }
 
@@ -63,8 +66,22 @@ export function buildProgram(io: CliIo): Command {
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
     .exitOverride()
 
-  function withDatabase<T>(run: (db: Database) => T): T {
-    const db = openDatabase(program.opts<{ database: string }>().database)
+  /**
+   * The service's database. Only `token create` may start a new file: anything else on a path
+   * that does not exist is a mistyped --database, and would quietly act on an empty copy.
+   */
+  function openExisting({ mayCreate = false } = {}): Database {
+    const path = program.opts<{ database: string }>().database
+    if (!mayCreate && path !== ':memory:' && !path.startsWith('file:') && !existsSync(path)) {
+      throw new CliError(
+        `no database at ${path}: pass --database (or set DATABASE_PATH) to the service's file, or start the service once to create it`,
+      )
+    }
+    return openDatabase(path)
+  }
+
+  function withDatabase<T>(run: (db: Database) => T, options: { mayCreate?: boolean } = {}): T {
+    const db = openExisting(options)
     try {
       return run(db)
     } finally {
@@ -83,23 +100,26 @@ export function buildProgram(io: CliIo): Command {
     .option('--label <text>', 'a note to recognise the token by')
     .option('--expires-in <duration>', 'lifetime, e.g. 12h, 30d (default: no expiry)', parseDuration)
     .action((opts: { account: string; role: Role; facility?: string; label?: string; expiresIn?: number }) => {
-      withDatabase((db) => {
-        const now = Date.now()
-        const { token: secret, info } = createTokenRepository(db).create(
-          {
-            account: opts.account,
-            role: opts.role,
-            facility: opts.facility ?? null,
-            label: opts.label ?? null,
-            expiresAt: opts.expiresIn === undefined ? null : now + opts.expiresIn,
-          },
-          now,
-        )
-        io.out(
-          `created token ${info.tokenId} (account ${info.account}, role ${info.role}, facility ${info.facility ?? 'all'})`,
-        )
-        io.out(secret)
-      })
+      withDatabase(
+        (db) => {
+          const now = Date.now()
+          const { token: secret, info } = createTokenRepository(db).create(
+            {
+              account: opts.account,
+              role: opts.role,
+              facility: opts.facility ?? null,
+              label: opts.label ?? null,
+              expiresAt: opts.expiresIn === undefined ? null : now + opts.expiresIn,
+            },
+            now,
+          )
+          io.out(
+            `created token ${info.tokenId} (account ${info.account}, role ${info.role}, facility ${info.facility ?? 'all'})`,
+          )
+          io.out(secret)
+        },
+        { mayCreate: true },
+      )
     })
 
   token
@@ -131,7 +151,7 @@ export function buildProgram(io: CliIo): Command {
     .argument('<file>', 'where to write the copy (must not exist yet)')
     .action(async (file: string) => {
       if (existsSync(file)) throw new CliError(`${file} exists already; choose a new file name`)
-      const db = openDatabase(program.opts<{ database: string }>().database)
+      const db = openExisting()
       try {
         // SQLite's online backup API. Copied in one step: a backup in small steps restarts
         // whenever the server writes meanwhile, and under steady writes would never finish.

@@ -30,8 +30,13 @@ function countNotifications(database: string): number {
   }
 }
 
+function createDatabase(database: string): void {
+  openDatabase(database).close()
+}
+
 t.test('notify posts a notification and prints its id alone', async (t) => {
   const database = join(t.testdir(), 'facility.db')
+  createDatabase(database)
   const everyone = await notify(database, required)
   t.equal(everyone.code, 0, everyone.err)
   t.equal(everyone.out.length, 1)
@@ -76,6 +81,7 @@ t.test('notify posts a notification and prints its id alone', async (t) => {
 
 t.test('bad input exits non-zero with a clear message and posts nothing', async (t) => {
   const database = join(t.testdir(), 'facility.db')
+  createDatabase(database)
   const without = (name: string) => {
     const i = required.indexOf(name)
     return [...required.slice(0, i), ...required.slice(i + 2)]
@@ -96,6 +102,8 @@ t.test('bad input exits non-zero with a clear message and posts nothing', async 
     ],
     ['array --meta', [...required, '--meta', '[1,2]'], /must be a JSON object/],
     ['null --meta', [...required, '--meta', 'null'], /must be a JSON object/],
+    ['infinite --meta number', [...required, '--meta', '{"n":1e400}'], /meta\.n must be a finite number/],
+    ['lone surrogate in --meta', [...required, '--meta', '{"q":"\\ud800"}'], /meta\.q is not well-formed Unicode/],
     ['empty --to', [...required, '--to', ''], /--to: account uids must not be empty/],
     ['unknown option', [...required, '--urgent'], /unknown option '--urgent'/],
   ]

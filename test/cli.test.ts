@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { type CliIo, parseDuration, runCli } from '../cli.js'
+import { openDatabase } from '../db/connection.js'
 import { bearer, buildTestApp } from './helper.js'
 
 function capture(): CliIo & { stdout: string[]; stderr: string[] } {
@@ -53,6 +55,7 @@ t.test('tokens made and revoked by the CLI count at once on a running server', a
 
 t.test('bad CLI input gives a non-zero exit and a message', async (t) => {
   const path = join(t.testdir(), 'cli.db')
+  openDatabase(path).close()
   const cases: [string[], RegExp][] = [
     [['token', 'create', '--role', 'write'], /--account/],
     [['token', 'create', '--account', 'a', '--role', 'boss'], /Allowed choices are read, write, admin/],
@@ -67,6 +70,28 @@ t.test('bad CLI input gives a non-zero exit and a message', async (t) => {
     t.not(code, 0, args.join(' '))
     t.match(io.stderr.join('\n'), message, `${args.join(' ')}: message`)
   }
+})
+
+t.test('a mistyped --database is refused, not created: only token create may start a new file', async (t) => {
+  const missing = join(t.testdir(), 'typo.db')
+  const commands = [
+    ['token', 'list'],
+    ['token', 'revoke', 'x'],
+    ['audit'],
+    ['backup', join(t.testdir(), 'copy.db')],
+    ['notify', '--code', 'c', '--type', 't', '--title', 'T', '--body', 'B'],
+  ]
+  for (const args of commands) {
+    const io = capture()
+    t.equal(await runCli(['--database', missing, ...args], io), 1, args.join(' '))
+    t.match(io.stderr.join('\n'), `no database at ${missing}`, `${args[0]}: message`)
+    t.same(io.stdout, [])
+    t.notOk(existsSync(missing), `${args[0]}: no file was created`)
+  }
+  t.notOk(existsSync(join(t.testdir(), 'copy.db')), 'no backup file either')
+  const io = capture()
+  t.equal(await runCli(['--database', missing, 'token', 'create', '--account', 'a', '--role', 'admin'], io), 0)
+  t.ok(existsSync(missing), 'token create prepares a new database')
 })
 
 t.test('durations', async (t) => {

@@ -1,0 +1,30 @@
+/** `body.items[0].name`, as the schema messages name fields. */
+function childPath(path: string, key: string | number): string {
+  return typeof key === 'number' ? `${path}[${key}]` : `${path}.${key}`
+}
+
+/**
+ * The first value in a parsed body that would silently change on its way to the database: a
+ * number JSON can write but JavaScript cannot hold (`1e400` parses to Infinity and is stored as
+ * null) or text with a lone UTF-16 surrogate (`"\ud800"`; SQLite would store other characters
+ * than the ones answered and audited). Iterative, since a body may nest deeper than the stack.
+ */
+export function unstorableValue(value: unknown, name = 'body'): string | null {
+  const stack: [unknown, string][] = [[value, name]]
+  while (stack.length > 0) {
+    const [item, path] = stack.pop() as [unknown, string]
+    if (typeof item === 'number') {
+      if (!Number.isFinite(item)) return `${path} must be a finite number`
+    } else if (typeof item === 'string') {
+      if (!item.isWellFormed()) return `${path} is not well-formed Unicode (it holds a lone surrogate)`
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], childPath(path, i)])
+    } else if (typeof item === 'object' && item !== null) {
+      for (const [key, child] of Object.entries(item)) {
+        if (!key.isWellFormed()) return `${path} has a property name that is not well-formed Unicode`
+        stack.push([child, childPath(path, key)])
+      }
+    }
+  }
+  return null
+}

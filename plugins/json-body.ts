@@ -1,0 +1,41 @@
+import { isUtf8 } from 'node:buffer'
+import createError from '@fastify/error'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { unstorableValue } from '../db/json-values.js'
+
+export const UnsupportedCharsetError = createError('UNSUPPORTED_CHARSET', '%s', 415)
+export const InvalidEncodingError = createError('INVALID_ENCODING', '%s', 400)
+/** A body JSON can carry but that would not be stored as sent: the same code as a schema failure. */
+export const UnstorableValueError = createError('FST_ERR_VALIDATION', '%s', 400)
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i
+
+/**
+ * JSON bodies are UTF-8 (RFC 8259): another declared charset is 415 and bytes that are not UTF-8
+ * are 400, where Node would quietly turn them into U+FFFD and a name would be stored mangled.
+ * Parsing itself stays Fastify's (prototype poisoning refused, the same error codes).
+ */
+export default fp(
+  async function jsonBody(fastify: FastifyInstance) {
+    const parseJson = fastify.getDefaultJsonParser('error', 'error')
+    fastify.removeContentTypeParser('application/json')
+    fastify.addContentTypeParser(
+      'application/json',
+      { parseAs: 'buffer' },
+      function parseUtf8Json(request: FastifyRequest, raw: Buffer, done) {
+        const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase()
+        if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+          return done(new UnsupportedCharsetError(`JSON bodies must be UTF-8, not '${charset}'`), undefined)
+        }
+        if (!isUtf8(raw)) return done(new InvalidEncodingError('the body is not valid UTF-8'), undefined)
+        parseJson(request, raw.toString('utf8'), (error, body) => {
+          if (error) return done(error, undefined)
+          const problem = unstorableValue(body)
+          done(problem === null ? null : new UnstorableValueError(problem), problem === null ? body : undefined)
+        })
+      },
+    )
+  },
+  { name: 'json-body', fastify: '5.x' },
+)
