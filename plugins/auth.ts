@@ -56,6 +56,8 @@ export default fp<AuthPluginOptions>(
     await fastify.register(bearerAuth, {
       addHook: false,
       keys: [],
+      // The scheme name is case-insensitive in HTTP (RFC 9110 §11.1): `bearer` and `BEARER` work too.
+      specCompliance: 'rfc6749',
       verifyErrorLogLevel: 'info',
       auth(token: string, request: FastifyRequest) {
         const result = fastify.tokens.check(token)

@@ -22,6 +22,18 @@ t.test('requests without a valid token get 401 with WWW-Authenticate: Bearer', a
   }
 })
 
+t.test('the scheme name is case-insensitive, the token is not', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
+    const res = await app.inject({ url: '/ward-occupants', headers: { authorization: `${scheme} ${tokens.read}` } })
+    t.equal(res.statusCode, 200, scheme)
+  }
+  const shouted = await app.inject({ url: '/ward-occupants', headers: bearer(tokens.read.toUpperCase()) })
+  t.equal(shouted.statusCode, 401, 'the token itself must match exactly')
+  const glued = await app.inject({ url: '/ward-occupants', headers: { authorization: `Bearer${tokens.read}` } })
+  t.equal(glued.statusCode, 401, 'a space separates scheme and token')
+})
+
 t.test('an expired token is refused, a valid one accepted', async (t) => {
   const { app } = await buildTestApp(t)
   const expired = app.tokens.create({ account: 'x', role: 'read', expiresAt: Date.now() - 1 }).token
