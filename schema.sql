@@ -175,3 +175,33 @@ INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
   ('notifications', 'notifications_type', '100000 20000 1 1'),
   ('notifications', 'notifications_code', '100000 10000 1 1');
 ANALYZE sqlite_schema;
+
+-- migration 6: notifications of facility-less records, and the facility of each reader
+-- A ward occupant without a facility is visible only to tokens without one, so the notifications
+-- it produces must be too: unbound_only = 1 marks them (facility NULL, but not "every facility").
+-- The audience index gains the column, as an equality before the facility, so every branch of a
+-- facility-bound viewer (`broadcast = 1 AND unbound_only = 0 AND facility ...`) stays an index
+-- search in created_at order, and its count reads the index alone; it replaces
+-- notifications_broadcast.
+ALTER TABLE notifications ADD COLUMN unbound_only INTEGER NOT NULL DEFAULT 0
+  CHECK (unbound_only IN (0, 1) AND (unbound_only = 0 OR facility IS NULL));
+-- The notifications facility-less occupants produced before this migration get the mark too: the
+-- service's own ward notifications (type 'ward' with a wardOccupantId) are the only ones without
+-- a facility that name a record; an occupant with a facility gave its notification that facility.
+UPDATE notifications SET unbound_only = 1
+WHERE facility IS NULL AND type = 'ward' AND json_extract(meta, '$.wardOccupantId') IS NOT NULL;
+DROP INDEX notifications_broadcast;
+CREATE INDEX notifications_audience ON notifications (broadcast, unbound_only, facility, created_at, id);
+-- The facility of the token that marked a notification seen (NULL: a token without one). A
+-- facility-bound caller learns only of the readers of its own facility (docs/notifications.md).
+-- Marks made before this migration get the facility of their account's tokens when every token
+-- that account ever had is bound to the same one (tokens are revoked, never deleted, so the mark
+-- was made with one of them); otherwise they stay NULL and only callers without a facility see them.
+ALTER TABLE notification_seen ADD COLUMN facility TEXT;
+UPDATE notification_seen SET facility = (
+  SELECT max(t.facility) FROM tokens t WHERE t.account = notification_seen.account
+)
+WHERE (
+  SELECT count(*) = count(t.facility) AND count(DISTINCT t.facility) = 1
+  FROM tokens t WHERE t.account = notification_seen.account
+);

@@ -22,6 +22,12 @@ export interface NewNotification {
   direction?: Direction
   /** The addressed accounts; absent or empty means everyone of the facility. */
   to?: string[]
+  /**
+   * Only for callers without a facility (facility must be null): the notification of a record
+   * that has no facility, which facility-bound tokens may not see either. Without it, a
+   * notification without a facility is for every facility.
+   */
+  unboundOnly?: boolean
 }
 
 export const NOTIFICATION_FIELDS: FieldMap = {
@@ -41,14 +47,40 @@ export const NOTIFICATION_FIELDS: FieldMap = {
   },
 }
 
+/**
+ * The fields as a viewer may filter on them. For a facility-bound viewer `seenBy` counts only the
+ * marks it may learn of (made with a token of its facility, or its own), as readersFor shows them;
+ * the filter's subquery still searches notification_seen_account. (`seenBy=null` and
+ * `seenBy[$exists]` are about the record's own column, which is never NULL, so they reveal nothing.)
+ */
+function boundFields(viewer: Viewer & { facility: string }): FieldMap {
+  return {
+    ...NOTIFICATION_FIELDS,
+    seenBy: {
+      column: 'seen_by',
+      type: 'string',
+      array: {
+        table: 'notification_seen',
+        key: 'notification_id',
+        value: 'account',
+        scope: { sql: '(facility = ? OR account = ?)', params: [viewer.facility, viewer.account] },
+      },
+    },
+  }
+}
+
 // Only administrators see (and so may filter by) the addressees of a notification.
-const ADMIN_FIELDS: FieldMap = {
-  ...NOTIFICATION_FIELDS,
+const TO: FieldMap = {
   to: {
     column: 'recipients',
     type: 'string',
     array: { table: 'notification_recipients', key: 'notification_id', value: 'account' },
   },
+}
+
+function fieldsFor(viewer: Viewer): FieldMap {
+  const fields = viewer.facility === null ? NOTIFICATION_FIELDS : boundFields({ ...viewer, facility: viewer.facility })
+  return viewer.role === 'admin' ? { ...fields, ...TO } : fields
 }
 
 interface Row {
@@ -62,6 +94,7 @@ interface Row {
   meta: string | null
   direction: Direction | null
   broadcast: 0 | 1
+  unbound_only: 0 | 1
   recipients: string | null
   seen_by: string
 }
@@ -83,9 +116,22 @@ function toRecord(row: Row): Notification {
   return record
 }
 
-function forViewer<T extends Partial<Notification>>(viewer: Viewer, record: T): T {
-  if (viewer.role === 'admin' || record.to === undefined) return record
-  const { to: _hidden, ...rest } = record
+/**
+ * The record as the viewer may see it: `to` for admins only, and `seenBy` reduced to the readers it
+ * may learn of (`readers`: by notification id; absent for a viewer without a facility, who sees all).
+ */
+function forViewer<T extends Partial<Notification>>(
+  viewer: Viewer,
+  record: T,
+  readers?: ReadonlyMap<string, ReadonlySet<string>>,
+): T {
+  let out = record
+  if (readers && out.seenBy && out.seenBy.length > 0) {
+    const visible = readers.get(record.id as string)
+    out = { ...out, seenBy: out.seenBy.filter((account) => visible?.has(account) === true) }
+  }
+  if (viewer.role === 'admin' || out.to === undefined) return out
+  const { to: _hidden, ...rest } = out
   return rest as T
 }
 
@@ -94,11 +140,13 @@ const UNSEEN_BY = 'NOT r.id IN (SELECT notification_id FROM notification_seen WH
 
 /**
  * What a viewer may see: its facility's notifications and those of every facility, addressed to
- * everyone or to its account. The branches are disjoint (broadcast or not) and each is an index
- * search: notifications_broadcast in created_at order, or the recipients' primary key then the row
- * by id. The unary + keeps the checks on the row out of index choice, so SQLite never answers the
- * last branch by walking the broadcast or facility index instead. The lister pages through the
- * branches separately (see BranchedCondition in list.ts).
+ * everyone or to its account; a viewer without a facility also sees the notifications of records
+ * without one (unbound_only), which facility-bound viewers never do. The branches are disjoint
+ * (broadcast or not) and each is an index search: notifications_audience in created_at order
+ * (unbound_only = 0 is an equality on it, true anyway of a facility's notifications), or the
+ * recipients' primary key then the row by id. The unary + keeps the checks on the row out of index
+ * choice, so SQLite never answers the last branch by walking the audience or facility index
+ * instead. The lister pages through the branches separately (see BranchedCondition in list.ts).
  */
 export function audienceCondition(viewer: Viewer): BranchedCondition {
   const branches: Condition[] =
@@ -108,10 +156,10 @@ export function audienceCondition(viewer: Viewer): BranchedCondition {
           { sql: `${ADDRESSED_TO} AND +r.broadcast = 0`, params: [viewer.account] },
         ]
       : [
-          { sql: 'r.broadcast = 1 AND r.facility = ?', params: [viewer.facility] },
-          { sql: 'r.broadcast = 1 AND r.facility IS NULL', params: [] },
+          { sql: 'r.broadcast = 1 AND r.unbound_only = 0 AND r.facility = ?', params: [viewer.facility] },
+          { sql: 'r.broadcast = 1 AND r.unbound_only = 0 AND r.facility IS NULL', params: [] },
           {
-            sql: `${ADDRESSED_TO} AND +r.broadcast = 0 AND (+r.facility = ? OR +r.facility IS NULL)`,
+            sql: `${ADDRESSED_TO} AND +r.broadcast = 0 AND +r.unbound_only = 0 AND (+r.facility = ? OR +r.facility IS NULL)`,
             params: [viewer.account, viewer.facility],
           },
         ]
@@ -139,8 +187,8 @@ function seenCondition(viewer: Viewer, unseen: unknown): Condition | null {
 
 export function createNotificationRepository(db: Database) {
   const insert = db.prepare(
-    `INSERT INTO notifications (id, created_at, facility, code, type, title, body, meta, direction, broadcast, recipients)
-     VALUES (:id, :createdAt, :facility, :code, :type, :title, :body, :meta, :direction, :broadcast, :recipients)`,
+    `INSERT INTO notifications (id, created_at, facility, code, type, title, body, meta, direction, broadcast, recipients, unbound_only)
+     VALUES (:id, :createdAt, :facility, :code, :type, :title, :body, :meta, :direction, :broadcast, :recipients, :unboundOnly)`,
   )
   const insertRecipient = db.prepare('INSERT INTO notification_recipients (account, notification_id) VALUES (?, ?)')
   const byId = db.prepare<[string], Row>('SELECT * FROM notifications WHERE id = ?')
@@ -148,7 +196,13 @@ export function createNotificationRepository(db: Database) {
     'SELECT 1 AS one FROM notification_recipients WHERE account = ? AND notification_id = ?',
   )
   const insertSeen = db.prepare(
-    'INSERT OR IGNORE INTO notification_seen (notification_id, account, seen_at) VALUES (?, ?, ?)',
+    'INSERT OR IGNORE INTO notification_seen (notification_id, account, seen_at, facility) VALUES (?, ?, ?, ?)',
+  )
+  // The marks of the given notifications (a JSON array of ids) that a facility-bound viewer may
+  // learn of; one search of the primary key per notification.
+  const visibleMarks = db.prepare<[string, string, string], { notification_id: string; account: string }>(
+    `SELECT notification_id, account FROM notification_seen
+     WHERE notification_id IN (SELECT value FROM json_each(?)) AND (facility = ? OR account = ?)`,
   )
   const appendSeenBy = db.prepare(`UPDATE notifications SET seen_by = json_insert(seen_by, '$[#]', ?) WHERE id = ?`)
   const list = createLister<Row, Notification>(db, 'notifications', toRecord)
@@ -156,15 +210,39 @@ export function createNotificationRepository(db: Database) {
   /** The row if the viewer may see it; otherwise 404, revealing nothing about other facilities or accounts. */
   function visibleRow(viewer: Viewer, id: string): Row {
     const row = byId.get(id)
-    const facilityOk = row && (viewer.facility === null || row.facility === null || row.facility === viewer.facility)
+    const facilityOk =
+      row &&
+      (viewer.facility === null ||
+        row.facility === viewer.facility ||
+        (row.facility === null && row.unbound_only === 0))
     if (!row || !facilityOk || (row.broadcast === 0 && !isRecipient.get(viewer.account, id)))
       throw new NotFoundError('notification', id)
     return row
   }
 
+  /** The readers a facility-bound viewer may learn of, by notification; undefined: every reader. */
+  function readersFor(viewer: Viewer, records: Partial<Notification>[]): Map<string, Set<string>> | undefined {
+    if (viewer.facility === null) return undefined
+    const readers = new Map<string, Set<string>>()
+    const ids = records.filter((r) => r.seenBy && r.seenBy.length > 0).map((r) => r.id as string)
+    if (ids.length === 0) return readers
+    for (const mark of visibleMarks.iterate(JSON.stringify(ids), viewer.facility, viewer.account)) {
+      const set = readers.get(mark.notification_id) ?? new Set<string>()
+      set.add(mark.account)
+      readers.set(mark.notification_id, set)
+    }
+    return readers
+  }
+
+  function shown(viewer: Viewer, record: Notification): Notification {
+    return forViewer(viewer, record, readersFor(viewer, [record]))
+  }
+
   // Inside another transaction (a ward occupant change emitting its event) this is a savepoint,
   // so the notification commits or rolls back with the change that caused it.
   const create = db.transaction((input: NewNotification): Notification => {
+    if (input.unboundOnly && input.facility !== null)
+      throw new Error('a notification only for callers without a facility cannot have a facility')
     const now = Date.now()
     const id = newId(now)
     const to = [...new Set(input.to ?? [])]
@@ -180,6 +258,7 @@ export function createNotificationRepository(db: Database) {
       direction: input.direction ?? null,
       broadcast: to.length === 0 ? 1 : 0,
       recipients: to.length === 0 ? null : JSON.stringify(to),
+      unboundOnly: input.unboundOnly ? 1 : 0,
     })
     for (const account of to) insertRecipient.run(account, id)
     return toRecord(byId.get(id) as Row)
@@ -187,13 +266,24 @@ export function createNotificationRepository(db: Database) {
 
   const markSeen = db.transaction((viewer: Viewer, id: string): Notification => {
     visibleRow(viewer, id)
-    if (insertSeen.run(id, viewer.account, Date.now()).changes === 1) appendSeenBy.run(viewer.account, id)
-    return forViewer(viewer, toRecord(byId.get(id) as Row))
+    // The reader's facility decides who else may learn of the mark (readersFor, boundFields).
+    if (insertSeen.run(id, viewer.account, Date.now(), viewer.facility).changes === 1)
+      appendSeenBy.run(viewer.account, id)
+    return shown(viewer, toRecord(byId.get(id) as Row))
+  })
+
+  // The page and the readers shown on it are read in one read transaction, so they agree even
+  // while another connection writes.
+  const listPage = db.transaction((viewer: Viewer, query: Record<string, unknown>) => {
+    const { base, parsed } = listFor(viewer, query)
+    const page = list(base, parsed)
+    const readers = readersFor(viewer, page.records)
+    return { ...page, records: page.records.map((r) => forViewer(viewer, r, readers)) }
   })
 
   function listFor(viewer: Viewer, query: Record<string, unknown>) {
     const { $unseen, ...rest } = query
-    const parsed = parseListQuery(rest, viewer.role === 'admin' ? ADMIN_FIELDS : NOTIFICATION_FIELDS)
+    const parsed = parseListQuery(rest, fieldsFor(viewer))
     const seen = seenCondition(viewer, $unseen)
     const base = seen ? narrowed(audienceCondition(viewer), seen) : audienceCondition(viewer)
     return { base, parsed }
@@ -201,12 +291,8 @@ export function createNotificationRepository(db: Database) {
 
   return {
     create: (input: NewNotification): Notification => create.immediate(input),
-    get: (viewer: Viewer, id: string): Notification => forViewer(viewer, toRecord(visibleRow(viewer, id))),
-    list(viewer: Viewer, query: Record<string, unknown>) {
-      const { base, parsed } = listFor(viewer, query)
-      const page = list(base, parsed)
-      return { ...page, records: page.records.map((r) => forViewer(viewer, r)) }
-    },
+    get: (viewer: Viewer, id: string): Notification => shown(viewer, toRecord(visibleRow(viewer, id))),
+    list: (viewer: Viewer, query: Record<string, unknown>) => listPage(viewer, query),
     /** How many notifications matching the query's filters the viewer has not marked seen. */
     unseenCount(viewer: Viewer, query: Record<string, unknown>): number {
       const { base, parsed } = listFor(viewer, { ...query, $unseen: 'true', $limit: '0', $skip: '0' })

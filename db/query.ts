@@ -15,6 +15,8 @@ export interface ArrayField {
   table: string
   key: string
   value: string
+  /** Only these side-table rows count (e.g. the marks a viewer may learn of); its own parameters. */
+  scope?: Condition
 }
 
 export interface FieldSpec {
@@ -118,7 +120,8 @@ function scalarCondition(name: string, spec: FieldSpec, op: string, raw: unknown
  * Missing (`null`, `$exists=false`) is the record's own column being NULL: an empty list is present.
  */
 function arrayCondition(name: string, spec: FieldSpec, array: ArrayField, op: string, raw: unknown): Condition {
-  const owners = (where: string) => `r.id IN (SELECT ${array.key} FROM ${array.table}${where})`
+  const owners = (where: string) =>
+    `r.id IN (SELECT ${array.key} FROM ${array.table} WHERE ${where}${array.scope ? ` AND ${array.scope.sql}` : ''})`
   const missing = `r.${spec.column} IS NULL`
   if (op === '$exists') {
     if (raw !== 'true' && raw !== 'false') return fail(`${name}[$exists] must be true or false`)
@@ -130,10 +133,11 @@ function arrayCondition(name: string, spec: FieldSpec, array: ArrayField, op: st
   )
   const present = values.filter((v) => v !== null)
   const anyNull = present.length !== values.length
-  const contains = present.length > 0 ? owners(` WHERE ${array.value} IN (${present.map(() => '?').join(', ')})`) : '0'
+  const contains = present.length > 0 ? owners(`${array.value} IN (${present.map(() => '?').join(', ')})`) : '0'
+  const params = present.length > 0 ? [...present, ...(array.scope?.params ?? [])] : []
   const positive = anyNull ? `(${contains} OR ${missing})` : contains
   const negate = op === '$ne' || op === '$nin'
-  return { sql: negate ? `NOT ${positive}` : positive, params: present }
+  return { sql: negate ? `NOT ${positive}` : positive, params }
 }
 
 function fieldCondition(name: string, spec: FieldSpec, raw: unknown): Condition {

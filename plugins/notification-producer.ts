@@ -8,7 +8,11 @@ const WARD_CODES: Record<WardOccupantEvent['type'], string> = {
   reopened: 'discharge-reverted',
 }
 
-/** The notification a ward occupant change produces: for everyone of the occupant's facility. */
+/**
+ * The notification a ward occupant change produces: for everyone of the occupant's facility. An
+ * occupant without a facility is visible only to tokens without one, and so is its notification
+ * (unboundOnly): a notification without a facility would otherwise be for every facility.
+ */
 export function wardNotification(event: WardOccupantEvent): NewNotification {
   const { occupant } = event
   const where = occupant.room === undefined ? `bed ${occupant.bed}` : `bed ${occupant.bed} (room ${occupant.room})`
@@ -33,6 +37,7 @@ export function wardNotification(event: WardOccupantEvent): NewNotification {
   return {
     createdAt: event.at,
     facility: occupant.facility ?? null,
+    unboundOnly: (occupant.facility ?? null) === null,
     code: WARD_CODES[event.type],
     type: 'ward',
     title,

@@ -7,7 +7,12 @@ import { Notification, NotificationListQuery, UnseenCount } from './schema.js'
 
 type NotificationRecord = ReturnType<ReturnType<typeof createNotificationRepository>['get']>
 
-/** A notification changes only by gaining readers (`seenBy` only grows), so their count is its version. */
+/**
+ * A notification changes only by gaining readers (`seenBy` only grows), so their count is its
+ * version. It is the count of the readers this caller may learn of (the `seenBy` it gets), so the
+ * ETag changes exactly when the caller's view changes, and never tells how many readers of other
+ * facilities there are.
+ */
 function versioned(record: NotificationRecord) {
   return { record, version: 1 + record.seenBy.length }
 }

@@ -13,10 +13,18 @@ export const Notification = Type.Object(
     title: Type.String(),
     body: Type.String(),
     meta: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'for apps, by type' })),
-    seenBy: Type.Array(Type.String(), { description: 'account uids of those who have marked it seen' }),
+    seenBy: Type.Array(Type.String(), {
+      description:
+        'account uids of those who have marked it seen; a caller bound to a facility sees only the ' +
+        'readers who marked it with a token of that facility (and itself), see docs/notifications.md',
+    }),
     direction: Type.Optional(StringEnum(DIRECTIONS)),
     facility: Type.Optional(
-      Type.String({ description: 'extension: the facility it belongs to; absent means every facility' }),
+      Type.String({
+        description:
+          'extension: the facility it belongs to; absent means every facility (or, for the notification ' +
+          'of a record without a facility, only callers without a facility)',
+      }),
     ),
     to: Type.Optional(
       Type.Array(Type.String(), {

@@ -66,3 +66,79 @@ t.test('the audit log is append-only', async (t) => {
   t.throws(() => db.prepare('UPDATE audit_log SET account = ?').run('b'), /append-only/)
   t.throws(() => db.prepare('DELETE FROM audit_log').run(), /append-only/)
 })
+
+t.test(
+  'migration 6 scopes old notifications of facility-less occupants, keeps the rest, gives old marks a facility',
+  async (t) => {
+    const path = join(t.testdir(), 'v5.db')
+    const old = new BetterSqlite3(path)
+    migrate(old, loadMigrations().slice(0, 5))
+    t.equal(old.pragma('user_version', { simple: true }), 5)
+    const tokens = createTokenRepository(old)
+    tokens.create({ account: 'solo-a', role: 'read', facility: 'A' })
+    const revoked = tokens.create({ account: 'solo-a', role: 'write', facility: 'A' })
+    tokens.revoke(revoked.info.tokenId)
+    tokens.create({ account: 'mixed', role: 'read', facility: 'A' })
+    tokens.create({ account: 'mixed', role: 'read', facility: 'B' })
+    tokens.create({ account: 'half', role: 'read', facility: 'A' })
+    tokens.create({ account: 'half', role: 'read' })
+    tokens.create({ account: 'rover', role: 'read' })
+    old
+      .prepare(
+        `INSERT INTO notifications (id, created_at, facility, code, type, title, body, broadcast, seen_by)
+       VALUES ('n1', 1, NULL, 'c', 't', 'x', 'y', 1, '["solo-a","mixed","half","rover","ghost"]')`,
+      )
+      .run()
+    const ward = old.prepare(
+      `INSERT INTO notifications (id, created_at, facility, code, type, title, body, meta, broadcast)
+       VALUES (?, 2, ?, 'bed-occupied', 'ward', 'Bed X-1 occupied', 'Encounter e now occupies bed X-1.', ?, 1)`,
+    )
+    ward.run('w-loose', null, '{"wardOccupantId":"0123456789abcdef01234567","bed":"X-1","encounter":"e"}')
+    ward.run('w-of-a', 'A', '{"wardOccupantId":"0123456789abcdef01234568","bed":"A-1","encounter":"e"}')
+    ward.run('w-posted', null, '{"note":"posted with notify, names no record"}')
+    const mark = old.prepare("INSERT INTO notification_seen (notification_id, account, seen_at) VALUES ('n1', ?, 1)")
+    for (const account of ['solo-a', 'mixed', 'half', 'rover', 'ghost']) mark.run(account)
+    old.close()
+
+    const db = openDatabase(path)
+    t.teardown(() => db.close())
+    t.equal(db.pragma('user_version', { simple: true }), latestVersion())
+    t.same(
+      db.prepare('SELECT id, facility, unbound_only FROM notifications ORDER BY id').all(),
+      [
+        { id: 'n1', facility: null, unbound_only: 0 },
+        { id: 'w-loose', facility: null, unbound_only: 1 },
+        { id: 'w-of-a', facility: 'A', unbound_only: 0 },
+        { id: 'w-posted', facility: null, unbound_only: 0 },
+      ],
+      'old notifications of facility-less occupants are for unbound callers only; the rest keep their audience',
+    )
+    t.same(
+      db.prepare('SELECT account, facility FROM notification_seen ORDER BY account').all(),
+      [
+        { account: 'ghost', facility: null },
+        { account: 'half', facility: null },
+        { account: 'mixed', facility: null },
+        { account: 'rover', facility: null },
+        { account: 'solo-a', facility: 'A' },
+      ],
+      'only an account whose every token is of one facility gets it; unknown stays for unbound callers only',
+    )
+    t.throws(
+      () =>
+        db
+          .prepare(
+            `INSERT INTO notifications (id, created_at, facility, code, type, title, body, broadcast, unbound_only)
+           VALUES ('n2', 1, 'A', 'c', 't', 'x', 'y', 1, 1)`,
+          )
+          .run(),
+      /CHECK constraint failed/,
+      'a notification for unbound callers only has no facility',
+    )
+    const indexes = db
+      .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'notifications'")
+      .pluck()
+    t.ok(indexes.all().includes('notifications_audience'))
+    t.notOk(indexes.all().includes('notifications_broadcast'), 'the old audience index is replaced')
+  },
+)

@@ -57,6 +57,7 @@ const NOTIFICATIONS: string[] = [
   'createdAt[$gt]=1000',
   'code[$in][]=bed-occupied&code[$in][]=patient-discharged',
   '$unseen=true&$sort[createdAt]=-1',
+  'seenBy=nurse-a',
   '',
 ]
 
@@ -125,6 +126,8 @@ function fill(app: TestApp) {
         body: 'b',
         facility,
         to,
+        // some of them of records without a facility (ward occupants of no facility)
+        unboundOnly: facility === null && i % 3 === 0,
       })
     }
   })()

@@ -18,8 +18,11 @@ function fill(app: TestApp) {
     { facility: 'B' },
     { facility: 'B', to: ['nurse-a'] },
     { facility: 'A', to: ['viewer-a'] },
+    // of records without a facility: for unbound callers only
+    { facility: null, unboundOnly: true },
+    { facility: null, to: ['nurse-a', 'nurse-all'], unboundOnly: true },
   ]
-  for (let i = 0; i < 70; i++) {
+  for (let i = 0; i < 90; i++) {
     const kind = kinds[i % kinds.length] as (typeof kinds)[number]
     repo.create({
       code: i % 3 ? 'bed-occupied' : 'patient-discharged',
@@ -79,11 +82,25 @@ t.test('the branches never add what the caller may not see', async (t) => {
   const { ids: seenByA } = await ids(app, tokens.writeA, '$limit=200')
   const rows = app.db
     .prepare(
-      `SELECT id FROM notifications n WHERE (facility = 'A' OR facility IS NULL)
+      `SELECT id FROM notifications n WHERE (facility = 'A' OR facility IS NULL) AND unbound_only = 0
          AND (broadcast = 1 OR id IN (SELECT notification_id FROM notification_recipients WHERE account = 'nurse-a'))
        ORDER BY created_at, id`,
     )
     .pluck()
     .all()
   t.same(seenByA, rows, "nurse-a's list is exactly what the rule allows, in order")
+  const { ids: seenByAll } = await ids(app, tokens.write, '$limit=200')
+  const unbound = app.db
+    .prepare(
+      `SELECT id FROM notifications n
+       WHERE broadcast = 1 OR id IN (SELECT notification_id FROM notification_recipients WHERE account = 'nurse-all')
+       ORDER BY created_at, id`,
+    )
+    .pluck()
+    .all()
+  t.same(seenByAll, unbound, "nurse-all's list (no facility) holds the unbound-only ones too")
+  t.ok(
+    app.db.prepare('SELECT count(*) FROM notifications WHERE unbound_only = 1').pluck().get(),
+    'some are unbound-only',
+  )
 })

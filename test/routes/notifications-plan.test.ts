@@ -49,6 +49,10 @@ const QUERIES = [
   '$unseen=true',
   '$unseen=false',
   'seenBy[$ne]=nurse-a',
+  // the readers a facility-bound caller may learn of are looked up by account
+  'seenBy=nurse-a',
+  'seenBy[$in][]=nurse-a&seenBy[$in][]=account-7',
+  '$or[0][seenBy]=nurse-a&$or[1][code]=code-1',
   'code=code-1&type=ward',
   'createdAt[$gte]=0&createdAt[$lt]=99999999999999',
   '$sort[createdAt]=-1&$limit=20',
