@@ -32,9 +32,28 @@ export const ConfigSchema = Type.Object({
   }),
   AUTH_FAILURE_WINDOW_MS: Type.Integer({ minimum: 1000, default: 900_000 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
-  RENDER_TIMEOUT_MS: Type.Integer({ minimum: 10, default: 1000 }),
-  RENDER_MEMORY_MB: Type.Integer({ minimum: 8, default: 32 }),
-  RENDER_MAX_OUTPUT_BYTES: Type.Integer({ minimum: 1024, default: 2_097_152 }),
+  // Upper bounds: the timers derived from RENDER_TIMEOUT_MS (compiling may take 5x it, a stuck
+  // render process is killed 5 s after it) stay far below setTimeout's 2^31-1 ms, past which Node
+  // fires after 1 ms. One isolate per CPU may use RENDER_MEMORY_MB at once, and every rendered page
+  // passes as text through the render process's own heap (128 MB) and the service's memory.
+  RENDER_TIMEOUT_MS: Type.Integer({
+    minimum: 10,
+    maximum: 60_000,
+    default: 1000,
+    description: 'time one render may take; compiling may take 5x this, at least 2 s',
+  }),
+  RENDER_MEMORY_MB: Type.Integer({
+    minimum: 8,
+    maximum: 1024,
+    default: 32,
+    description: 'heap of one render isolate; up to one isolate per CPU runs at once',
+  }),
+  RENDER_MAX_OUTPUT_BYTES: Type.Integer({
+    minimum: 1024,
+    maximum: 16_777_216,
+    default: 2_097_152,
+    description: 'size of the rendered HTML in UTF-8 bytes',
+  }),
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -55,7 +74,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const raw = env[key]
     if (raw !== undefined && raw !== '') picked[key] = raw
   }
-  const converted = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, picked))
+  const converted = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, picked)) as Record<string, unknown>
+  // TypeBox reads integers with parseInt: "1e9" would be 1 and "1.5" 1. Only whole decimal
+  // numbers are numbers here; anything else stays text and fails as "Expected integer".
+  for (const [key, schema] of Object.entries(ConfigSchema.properties) as [string, { type?: unknown }][]) {
+    const raw = env[key]
+    if (schema.type === 'integer' && raw && !/^\s*-?\d+\s*$/.test(raw)) converted[key] = raw
+  }
   const problems = [...Value.Errors(ConfigSchema, converted)]
   if (problems.length > 0) {
     const lines = problems.map((e) => {

@@ -32,3 +32,29 @@ t.test('bad values stop the start with a message naming each variable', async (t
   t.throws(() => loadConfig({ PORT: '70000' }), /PORT/)
   t.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), /LOG_LEVEL/)
 })
+
+t.test('render limits have maximums, so no timer derived from them can overflow', async (t) => {
+  const top = loadConfig({ RENDER_TIMEOUT_MS: '60000', RENDER_MEMORY_MB: '1024', RENDER_MAX_OUTPUT_BYTES: '16777216' })
+  t.match(top, { RENDER_TIMEOUT_MS: 60_000, RENDER_MEMORY_MB: 1024, RENDER_MAX_OUTPUT_BYTES: 16_777_216 })
+  // compiling may take 5x the render time: still far below setTimeout's 2^31-1 ms
+  t.ok(top.RENDER_TIMEOUT_MS * 5 < 2 ** 31 - 1)
+  const attempt = () =>
+    loadConfig({ RENDER_TIMEOUT_MS: '500000000', RENDER_MEMORY_MB: '1025', RENDER_MAX_OUTPUT_BYTES: '16777217' })
+  t.throws(attempt, ConfigError)
+  try {
+    attempt()
+  } catch (error) {
+    const message = (error as Error).message
+    t.match(message, /RENDER_TIMEOUT_MS="500000000": .*less or equal to 60000/)
+    t.match(message, /RENDER_MEMORY_MB="1025": .*less or equal to 1024/)
+    t.match(message, /RENDER_MAX_OUTPUT_BYTES="16777217": .*less or equal to 16777216/)
+  }
+})
+
+t.test('whole numbers only: "1e9" is not read as 1', async (t) => {
+  for (const text of ['1e9', '1.5', '0x10', '12abc', '2 000']) {
+    t.throws(() => loadConfig({ RENDER_TIMEOUT_MS: text }), /RENDER_TIMEOUT_MS=.*Expected integer/, text)
+    t.throws(() => loadConfig({ PORT: text }), /PORT=.*Expected integer/, text)
+  }
+  t.equal(loadConfig({ RENDER_TIMEOUT_MS: ' 2000 ' }).RENDER_TIMEOUT_MS, 2000)
+})

@@ -3,6 +3,10 @@
  * pug layout takes tens to hundreds of milliseconds, which must not block the event loop, and a
  * crafted template may make a parser slow; a worker can be terminated mid-loop and is then
  * replaced by a fresh one for the next request.
+ *
+ * Waiting compiles take turns by owner (the template's facility, see createFairQueue), so a pile
+ * of slow layouts from one owner delays another owner's compile by one compile at a time, not by
+ * the whole pile.
  */
 import { Worker } from 'node:worker_threads'
 import type { CompileEngine, CompileOutcome } from './compile.js'
@@ -10,7 +14,8 @@ import type { CompileRequest } from './compile-worker.js'
 import { renderError } from './errors.js'
 
 export interface Compiler {
-  compile(engine: CompileEngine, source: string): Promise<string>
+  /** `owner` groups compiles for fair turns; compiles of one owner run in arrival order. */
+  compile(engine: CompileEngine, source: string, owner?: string): Promise<string>
   close(): void
 }
 
@@ -39,8 +44,60 @@ function workerData(): { entry: string; tsx: string | undefined } {
   return { entry, tsx: fromSource ? import.meta.resolve('tsx/esm/api') : undefined }
 }
 
+/** One owner's waiting compiles and the round its next compile belongs to. */
+interface Turns {
+  waiting: Pending[]
+  round: number
+}
+
+/**
+ * Round-robin over owners: each owner's compiles are numbered in rounds, the next compile is the
+ * oldest of the owner in the lowest round, ties in order of arrival. An owner that arrives joins
+ * the round in progress, so it goes next however many compiles others have had.
+ */
+function createFairQueue() {
+  const owners = new Map<string, Turns>()
+  let round = 0
+  let size = 0
+  return {
+    get size() {
+      return size
+    },
+    push(owner: string, job: Pending): void {
+      let turns = owners.get(owner)
+      if (!turns) {
+        turns = { waiting: [], round }
+        owners.set(owner, turns)
+      }
+      turns.waiting.push(job)
+      size++
+    },
+    shift(): Pending | undefined {
+      let next: Turns | undefined
+      for (const turns of owners.values())
+        if (turns.waiting.length > 0 && (!next || turns.round < next.round)) next = turns
+      const job = next?.waiting.shift()
+      if (!next || !job) return undefined
+      round = next.round
+      next.round++
+      size--
+      return job
+    },
+    /** The running compile ended: an owner with nothing waiting is done and joins afresh later. */
+    finished(): void {
+      for (const [owner, turns] of owners) if (turns.waiting.length === 0) owners.delete(owner)
+    },
+    splice(): Pending[] {
+      const all = [...owners.values()].flatMap((turns) => turns.waiting)
+      owners.clear()
+      size = 0
+      return all
+    },
+  }
+}
+
 export function createCompiler(timeoutMs: number): Compiler {
-  const queue: Pending[] = []
+  const queue = createFairQueue()
   let current: Pending | undefined
   let worker: Worker | undefined
   let ready = false
@@ -64,13 +121,13 @@ export function createCompiler(timeoutMs: number): Compiler {
 
   /** An idle worker must not keep the service alive; a busy one must. */
   function updateRef(): void {
-    if (current || queue.length > 0) worker?.ref()
+    if (current || queue.size > 0) worker?.ref()
     else worker?.unref()
   }
 
   function pump(): void {
     updateRef()
-    if (closed || current || queue.length === 0) return
+    if (closed || current || queue.size === 0) return
     if (!worker) {
       worker = spawn()
       return
@@ -95,6 +152,7 @@ export function createCompiler(timeoutMs: number): Compiler {
   function takeCurrent(): Pending | undefined {
     const job = current
     current = undefined
+    queue.finished()
     return job
   }
 
@@ -130,16 +188,16 @@ export function createCompiler(timeoutMs: number): Compiler {
       job.reject(new Error(`template compiler failed: ${error.message}`, { cause: error }))
     } else if (!wasReady) {
       // The worker cannot start at all: fail what waits instead of respawning forever.
-      for (const waiting of queue.splice(0)) waiting.reject(new Error(`template compiler failed: ${error.message}`))
+      for (const waiting of queue.splice()) waiting.reject(new Error(`template compiler failed: ${error.message}`))
     }
     pump()
   }
 
   return {
-    compile(engine, source) {
+    compile(engine, source, owner = '') {
       if (closed) return Promise.reject(new Error('the renderer is closed'))
       return new Promise<string>((resolve, reject) => {
-        queue.push({ id: nextId++, engine, source, resolve, reject })
+        queue.push(owner, { id: nextId++, engine, source, resolve, reject })
         pump()
       })
     },
@@ -148,7 +206,7 @@ export function createCompiler(timeoutMs: number): Compiler {
       discardWorker()
       const error = new Error('the renderer is closed')
       takeCurrent()?.reject(error)
-      for (const waiting of queue.splice(0)) waiting.reject(error)
+      for (const waiting of queue.splice()) waiting.reject(error)
     },
   }
 }

@@ -5,6 +5,7 @@
  * simply gone. It costs a few milliseconds per render, small next to the compile step that the
  * cache avoids; a pool would save those milliseconds at the price of reasoning about reuse.
  */
+import { deserialize } from 'node:v8'
 import ivm from 'isolated-vm'
 import { RenderError, type RenderErrorCode, renderError } from './errors.js'
 import type { IsolateLimits } from './protocol.js'
@@ -42,12 +43,10 @@ const RUNNER = `(function (global) {
 })(globalThis)`
 
 export async function runInIsolate(
-  body: string,
-  data: Record<string, unknown>,
+  input: ivm.ExternalCopy<unknown>,
   limits: IsolateLimits,
   onCatastrophicError: (message: string) => void,
 ): Promise<string> {
-  const input = copyInput(body, data, limits.maxOutputBytes)
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb, onCatastrophicError })
   try {
     const context = await isolate.createContext()
@@ -62,10 +61,15 @@ export async function runInIsolate(
   }
 }
 
-/** Data goes in as a structured-clone copy, never as a reference to a host object. */
-function copyInput(body: string, data: Record<string, unknown>, maxChars: number): ivm.ExternalCopy<unknown> {
+/**
+ * Data goes in as a structured-clone copy, never as a reference to a host object. The copy lives
+ * outside this process's heap; decoding and copying are synchronous, so however many renders run,
+ * the process holds one request's decoded data at a time. Decoding may fail (data nested too deep
+ * for the stack): that fails this render only.
+ */
+export function copyInput(body: string, data: Uint8Array, maxChars: number): ivm.ExternalCopy<unknown> {
   try {
-    return new ivm.ExternalCopy({ body, data, maxChars })
+    return new ivm.ExternalCopy({ body, data: deserialize(data), maxChars })
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
     throw renderError('RENDER_FAILED', `the render data cannot be copied into the sandbox: ${reason}`)

@@ -7,10 +7,15 @@ export interface IsolateLimits {
   maxOutputBytes: number
 }
 
+/**
+ * Flat on purpose: the channel deserializes every message before any code of ours runs, and a
+ * message it cannot read ends the process. So the caller's data travels as bytes (v8.serialize)
+ * and the render process decodes it per request, where a failure fails only that render.
+ */
 export interface RenderRequest {
   id: number
   body: string
-  data: Record<string, unknown>
+  data: Uint8Array
   limits: IsolateLimits
 }
 

@@ -5,7 +5,7 @@
  * process, which the service replaces.
  */
 import { RenderError } from './errors.js'
-import { runInIsolate } from './isolate.js'
+import { copyInput, runInIsolate } from './isolate.js'
 import type { RenderReply, RenderRequest } from './protocol.js'
 
 /**
@@ -17,13 +17,25 @@ function onCatastrophicError(): void {
   process.kill(process.pid, 'SIGKILL')
 }
 
-async function handle(request: RenderRequest): Promise<RenderReply> {
+function failure(id: number, error: unknown): RenderReply {
+  if (error instanceof RenderError) return { id, ok: false, code: error.code, message: error.message }
+  return { id, ok: false, code: 'RENDER_FAILED', message: 'the template could not be run' }
+}
+
+/**
+ * The request's data is decoded and copied out of this heap before the first await, so the
+ * message (body and data) is not kept alive while the render runs.
+ */
+function handle(request: RenderRequest): Promise<RenderReply> {
+  const { id, limits } = request
   try {
-    const html = await runInIsolate(request.body, request.data, request.limits, onCatastrophicError)
-    return { id: request.id, ok: true, html }
+    const input = copyInput(request.body, request.data, limits.maxOutputBytes)
+    return runInIsolate(input, limits, onCatastrophicError).then(
+      (html): RenderReply => ({ id, ok: true, html }),
+      (error: unknown) => failure(id, error),
+    )
   } catch (error) {
-    if (error instanceof RenderError) return { id: request.id, ok: false, code: error.code, message: error.message }
-    return { id: request.id, ok: false, code: 'RENDER_FAILED', message: 'the template could not be run' }
+    return Promise.resolve(failure(id, error))
   }
 }
 

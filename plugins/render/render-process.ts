@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { serialize } from 'node:v8'
 import { renderError } from './errors.js'
 import type { IsolateLimits, RenderReply, RenderRequest } from './protocol.js'
 
@@ -124,16 +125,24 @@ export function createRenderProcess(limits: IsolateLimits): RenderProcess {
       connection.child.send(request, (error: Error | null) => {
         if (error) settle(connection, id)?.reject(renderError('RENDER_FAILED', 'the render process is not reachable'))
       })
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error)
-      settle(connection, id)?.reject(
-        renderError('RENDER_FAILED', `the render data cannot be copied into the sandbox: ${reason}`),
-      )
+    } catch {
+      settle(connection, id)?.reject(renderError('RENDER_FAILED', 'the render process is not reachable'))
     }
   }
 
-  async function run(body: string, data: Record<string, unknown>): Promise<string> {
+  /** The structured-clone bytes of the data (see protocol.ts); what cannot be cloned fails here. */
+  function encode(data: Record<string, unknown>): Uint8Array {
+    try {
+      return serialize(data)
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error)
+      throw renderError('RENDER_FAILED', `the render data cannot be copied into the sandbox: ${reason}`)
+    }
+  }
+
+  async function run(body: string, source: Record<string, unknown>): Promise<string> {
     if (closed) throw new Error('the renderer is closed')
+    const data = encode(source)
     current ??= connect()
     const connection = current
     await connection.ready

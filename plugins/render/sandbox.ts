@@ -1,8 +1,8 @@
 /**
  * Renders user-written pug and ejs print layouts. Templates are compiled in a worker thread
  * (compiler.ts) and run in a fresh isolated-vm isolate per render (isolate.ts) inside a separate
- * render process (render-child.ts), with a time, memory and output limit; the compiled code is
- * cached per cache key.
+ * render process (render-child.ts), with a time, memory and output limit; the outcome of a compile
+ * (the code, or the error, an exceeded time limit included) is cached per cache key.
  */
 import { availableParallelism } from 'node:os'
 import { createLru } from './cache.js'
@@ -37,6 +37,11 @@ export interface RenderJob {
   /** Identifies one version of one template, e.g. `${id}:${version}:${engine}`. */
   cacheKey: string
   data: Record<string, unknown>
+  /**
+   * Whose compile this is, e.g. the template's facility: compiles of one owner run one after
+   * another and take turns with other owners' (compiler.ts).
+   */
+  owner?: string
 }
 
 export interface RenderStats {
@@ -96,15 +101,20 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
 
   async function compileAndCache(job: RenderJob): Promise<string> {
     counters.compiles++
-    const flight: InFlight = { engine: job.engine, source: job.source, body: compiler.compile(job.engine, job.source) }
+    const compiling = compiler.compile(job.engine, job.source, job.owner)
+    const flight: InFlight = { engine: job.engine, source: job.source, body: compiling }
     inFlight.set(job.cacheKey, flight)
     try {
       const body = await flight.body
       cache.set(job.cacheKey, { engine: job.engine, source: job.source, outcome: { ok: true, body } })
       return body
     } catch (error) {
-      // Only a compile error is a property of the template; timeouts may come from load.
-      if (error instanceof RenderError && error.code === 'RENDER_COMPILE_FAILED') {
+      // The compiler rejects with a RenderError only for what the layout itself caused: a syntax
+      // error, or the time or memory limit of its own compile (the clock starts when the worker
+      // takes the job, so waiting in the queue does not count). Remembered like a result, so a
+      // layout that takes too long to compile costs that time once per version, not per request.
+      // Anything else (the worker failed to start, the renderer closed) is tried again next time.
+      if (error instanceof RenderError) {
         cache.set(job.cacheKey, { engine: job.engine, source: job.source, outcome: { ok: false, error } })
       }
       throw error

@@ -5,6 +5,7 @@ import type { FormTemplateRepository } from '../../db/form-templates.js'
 import type { Principal } from '../../db/tokens.js'
 import type { RenderEngine } from '../../plugins/render/sandbox.js'
 import { errorResponses, IdParams, StringEnum } from '../../plugins/schemas.js'
+import { FORM_TEMPLATE_LIMITS } from './schema.js'
 
 export const DEFAULT_ENGINE: RenderEngine = 'pug'
 
@@ -18,6 +19,34 @@ const ENGINE_NAMES = [...ENGINE_BY_NAME.keys()]
 
 const NoLayoutError = createError('RENDER_NO_TEMPLATE', 'form template %s has no print layout (template)', 422)
 const BadEngineError = createError('RENDER_BAD_ENGINE', 'config.engine of form template %s must be one of: %s', 422)
+/** Same code as Fastify's schema validation: for a client it is the same kind of mistake. */
+const InvalidRenderDataError = createError('FST_ERR_VALIDATION', '%s', 400)
+
+/** The same limit as a template's `meta` and `config`, the object itself counted as one level. */
+const MAX_DATA_DEPTH = FORM_TEMPLATE_LIMITS.objectDepth
+
+/**
+ * How deeply arrays and objects nest in `value` (0 for a scalar), walked without recursion: the
+ * body may nest deeper than any stack (and copying it into the sandbox is recursive).
+ */
+function nestingDepth(value: unknown): number {
+  let deepest = 0
+  const stack: [unknown, number][] = [[value, 0]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number]
+    if (typeof node !== 'object' || node === null) continue
+    deepest = Math.max(deepest, depth + 1)
+    for (const child of Object.values(node)) stack.push([child, depth + 1])
+  }
+  return deepest
+}
+
+function checkData(data: object | undefined): void {
+  const depth = nestingDepth(data)
+  if (depth > MAX_DATA_DEPTH) {
+    throw new InvalidRenderDataError(`body.data is nested too deeply: ${depth} levels, at most ${MAX_DATA_DEPTH}`)
+  }
+}
 
 const Engine = StringEnum(ENGINE_NAMES, {
   description: `template engine (jade is pug); default config.engine, else ${DEFAULT_ENGINE}`,
@@ -63,6 +92,8 @@ const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function re
       source: template,
       cacheKey: `${id}:${version}:${chosen}`,
       data: { ...fields, data: data ?? {} },
+      // A facility's layouts take turns at the compiler with other facilities'.
+      owner: record.facility ?? '',
     })
   }
 
@@ -99,6 +130,7 @@ const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function re
     },
     async function renderFormTemplateWithData(request, reply) {
       const { engine, data } = request.body
+      checkData(data)
       const html = await render(request.principal, request.params.id, engine, data)
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html)
     },

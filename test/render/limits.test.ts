@@ -110,3 +110,41 @@ t.test('renders beyond maxConcurrent wait for a free isolate', async (t) => {
   await Promise.all([loop, next])
   t.same(order, ['loop', 'next'])
 })
+
+/** About 180 KB that pug's attribute lexer takes seconds over (and then refuses). */
+function slowLayout(n: number): string {
+  return `p(${'a=1 '.repeat(45_000)}) slow ${n}`
+}
+
+t.test('a compile that timed out is remembered for that template version', async (t) => {
+  const renderer = testRenderer(t, {}, { compileTimeoutMs: 300 })
+  const slow = job('pug', slowLayout(1), {}, 'slow:1:pug')
+  const first = await rejection(t, renderer.render(slow), 'RENDER_TIMEOUT')
+  t.match(first.message, /compilation exceeded the time limit of 300 ms/)
+  t.same(renderer.stats(), { compiles: 1, cacheHits: 0, cached: 1 })
+  const again = await rejection(t, renderer.render(slow), 'RENDER_TIMEOUT')
+  t.equal(again.message, first.message)
+  t.same(renderer.stats(), { compiles: 1, cacheHits: 1, cached: 1 }, 'answered from the cache, not compiled again')
+  await rejection(t, renderer.render({ ...slow, cacheKey: 'slow:2:pug' }), 'RENDER_TIMEOUT')
+  t.equal(renderer.stats().compiles, 2, 'a new version is compiled again')
+})
+
+t.test("one owner's slow compiles do not hold up another owner's first render", async (t) => {
+  const renderer = testRenderer(t, {}, { compileTimeoutMs: 300 })
+  await renderer.render({ ...job('pug', 'p warm'), owner: 'C' })
+  const order: string[] = []
+  const track = (name: string, rendering: Promise<string>) =>
+    rendering.then(
+      () => order.push(`${name} ok`),
+      (error: { code?: string }) => order.push(`${name} ${error.code}`),
+    )
+  const renders = [1, 2, 3].map((n) =>
+    track(`slow-a${n}`, renderer.render({ ...job('pug', slowLayout(n)), owner: 'A' })),
+  )
+  renders.push(track('hello-b', renderer.render({ ...job('pug', 'p hello'), owner: 'B' })))
+  await Promise.all(renders)
+  // In arrival order, hello-b would compile after all three; taking turns, it compiles right
+  // after the first, two whole compile time limits before the third can end.
+  t.ok(order.indexOf('hello-b ok') < order.indexOf('slow-a3 RENDER_TIMEOUT'), order.join(', '))
+  t.equal(renderer.stats().compiles, 5)
+})

@@ -100,6 +100,29 @@ t.test('data that cannot be copied is a render error, not a crash', async (t) =>
   await rejection(t, renderer.render(job('pug', 'p x', { callback: () => 1 })), 'RENDER_FAILED')
 })
 
+t.test('data nested deeper than the render process can read fails that render only', async (t) => {
+  const renderer = testRenderer(t, { timeoutMs: 10_000 }, { maxConcurrent: 4 })
+  const busy = job('pug', '- for (var i = 0; i < 2e8; i++) {}\np done', {}, 'busy:1:pug')
+  const plain = job('pug', 'p= typeof a', {}, 'plain:1:pug')
+  t.equal(await renderer.render(busy), '<p>done</p>', 'both layouts compiled beforehand')
+  t.equal(await renderer.render(plain), '<p>undefined</p>')
+  // 3000 levels: the service can encode it, the render process's stack cannot decode it (before
+  // the fix, the IPC channel decoded it and the process died, failing every render in flight).
+  // 100000 levels: not even the service can encode it.
+  for (const levels of [3000, 100_000]) {
+    let deep: unknown = 1
+    for (let i = 0; i < levels; i++) deep = { a: deep }
+    const order: string[] = []
+    const inFlight = renderer.render(busy).finally(() => order.push('busy'))
+    const failing = renderer.render({ ...plain, data: { a: deep } }).finally(() => order.push('deep'))
+    const error = await rejection(t, failing, 'RENDER_FAILED')
+    t.match(error.message, /cannot be copied into the sandbox/)
+    t.equal(await inFlight, '<p>done</p>', `${levels} levels: the render in flight was not interrupted`)
+    t.same(order, ['deep', 'busy'], 'it was still running when the deep data failed')
+  }
+  t.equal(await renderer.render({ ...plain, data: { a: {} } }), '<p>object</p>')
+})
+
 t.test('compile errors carry the template line', async (t) => {
   const renderer = testRenderer(t)
   const cases: Array<[RenderEngine, string, RegExp]> = [

@@ -191,3 +191,94 @@ t.test('compiled layouts are cached per template version', async (t) => {
   t.equal((await render(app, tokens.readA, id)).body, '<p>two</p>', 'a new version renders the new layout')
   t.equal(app.renderer.stats().compiles, 2)
 })
+
+/** `levels` objects nested in one another: {"a":{"a":...1}}. */
+function nested(levels: number): string {
+  return `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`
+}
+
+function renderRaw(app: TestApp, token: string, id: string, payload: string) {
+  return app.inject({
+    method: 'POST',
+    url: `/form-templates/${id}/render`,
+    headers: { ...bearer(token), 'content-type': 'application/json' },
+    payload,
+  })
+}
+
+t.test('data nested deeper than 64 levels is refused, and other renders go on', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { RENDER_TIMEOUT_MS: 10_000 })
+  // meta at its own limit of 64 levels: the layout gets it, one level deeper inside the record
+  const id = await createTemplate(app, tokens.writeA, {
+    type: 'x',
+    template: 'p= typeof data.a + " " + typeof meta.a',
+    meta: JSON.parse(nested(64)),
+  })
+  const busy = await createTemplate(app, tokens.writeB, {
+    type: 'x',
+    template: '- for (var i = 0; i < 2e8; i++) {}\np done',
+  })
+  t.equal((await renderRaw(app, tokens.readA, id, `{"data":${nested(64)}}`)).body, '<p>object object</p>', '64 levels')
+
+  const tooDeep = await renderRaw(app, tokens.readA, id, `{"data":${nested(65)}}`)
+  t.equal(tooDeep.statusCode, 400)
+  t.same(tooDeep.json(), {
+    statusCode: 400,
+    code: 'FST_ERR_VALIDATION',
+    error: 'Bad Request',
+    message: 'body.data is nested too deeply: 65 levels, at most 64',
+  })
+  t.equal((await renderRaw(app, tokens.readA, '000000000000000000000000', `{"data":${nested(65)}}`)).statusCode, 400)
+
+  // About 18 KB that used to end the render process, failing every render in flight with it.
+  t.equal((await render(app, tokens.writeB, busy)).body, '<p>done</p>', 'compiled and the render process is up')
+  const inFlight = render(app, tokens.writeB, busy)
+  const deep = await renderRaw(app, tokens.readA, id, `{"data":${nested(3000)}}`)
+  t.equal(deep.statusCode, 400)
+  t.match(deep.json(), {
+    code: 'FST_ERR_VALIDATION',
+    message: 'body.data is nested too deeply: 3000 levels, at most 64',
+  })
+  const other = await inFlight
+  t.equal(other.statusCode, 200, "another facility's render in flight is not interrupted")
+  t.equal(other.body, '<p>done</p>')
+  t.equal((await renderRaw(app, tokens.readA, id, '{"data":{"a":{}}}')).body, '<p>object object</p>')
+})
+
+/** About 180 KB that pug's attribute lexer takes seconds over (and then refuses). */
+const slowLayout = (n: number) => `p(${'a=1 '.repeat(45_000)}) slow ${n}`
+
+t.test('a layout whose compile timed out answers 422 at once; it does not hold up other facilities', async (t) => {
+  // Compiling may take 5 x 100 ms, at least 2 s.
+  const { app, tokens } = await buildTestApp(t, { RENDER_TIMEOUT_MS: 100 })
+  const warm = await createTemplate(app, tokens.writeB, { type: 'x', template: 'p warm' })
+  t.equal((await render(app, tokens.writeB, warm)).statusCode, 200, 'the sandbox is up')
+  const compiles = () => app.renderer.stats().compiles
+
+  const slow = await createTemplate(app, tokens.writeA, { type: 'x', template: slowLayout(1) })
+  const before = compiles()
+  const first = await render(app, tokens.readA, slow)
+  t.equal(first.statusCode, 422)
+  t.match(first.json(), { code: 'RENDER_TIMEOUT', message: 'template compilation exceeded the time limit of 2000 ms' })
+  t.equal(compiles(), before + 1)
+  const again = await render(app, tokens.readA, slow)
+  t.equal(again.statusCode, 422)
+  t.same(again.json(), first.json())
+  t.equal(compiles(), before + 1, 'the second render did not compile again')
+
+  const slow2 = await createTemplate(app, tokens.writeA, { type: 'x', template: slowLayout(2) })
+  const slow3 = await createTemplate(app, tokens.writeA, { type: 'x', template: slowLayout(3) })
+  const hello = await createTemplate(app, tokens.writeB, { type: 'x', template: 'p hello' })
+  const order: string[] = []
+  const track = (name: string, id: string, token: string) =>
+    render(app, token, id).then((res) => order.push(`${name} ${res.statusCode}`))
+  await Promise.all([
+    track('slow-a2', slow2, tokens.readA),
+    track('slow-a3', slow3, tokens.readA),
+    track('hello-b', hello, tokens.writeB),
+  ])
+  // In arrival order, hello-b would compile after both; taking turns by facility, it compiles
+  // right after slow-a2, a whole compile time limit before slow-a3 can end.
+  t.ok(order.indexOf('hello-b 200') < order.indexOf('slow-a3 422'), order.join(', '))
+  t.equal(compiles(), before + 4)
+})

@@ -22,11 +22,15 @@ export interface Caller {
   token: string
 }
 
-/** Where a fixture record lives, and (notifications only) whom it is addressed to. */
+/**
+ * Where a fixture record lives, and (notifications only) whom it is addressed to, and whether it
+ * is the notification of a record without a facility (for callers without a facility only).
+ */
 export interface Target {
   name: string
   facility: Binding
   to?: string[]
+  unboundOnly?: boolean
 }
 
 export type ResourceName = 'ward-occupants' | 'form-templates' | 'notifications'
@@ -49,6 +53,7 @@ export const TARGETS: Record<ResourceName, Target[]> = {
     { name: 'A, to write-A', facility: 'A', to: ['write-A'] },
     { name: 'B, to write-B', facility: 'B', to: ['write-B'] },
     { name: 'every facility, to admin-any', facility: null, to: ['admin-any'] },
+    { name: 'of a facility-less record', facility: null, unboundOnly: true },
   ],
 }
 
@@ -58,12 +63,15 @@ export function allows(caller: Caller, needed: Role): boolean {
   return RANK[caller.role] >= RANK[needed]
 }
 
-/** The rule under test: bound tokens see their facility only (notifications: also every facility's). */
+/**
+ * The rule under test: bound tokens see their facility only (notifications: also every facility's,
+ * but not those of a record without a facility).
+ */
 export function canSee(caller: Caller, resource: ResourceName, target: Target): boolean {
   const facilityOk =
     caller.facility === null ||
     target.facility === caller.facility ||
-    (resource === 'notifications' && target.facility === null)
+    (resource === 'notifications' && target.facility === null && target.unboundOnly !== true)
   return facilityOk && (target.to === undefined || target.to.includes(caller.account))
 }
 
@@ -103,6 +111,7 @@ export async function makeRecord(app: TestApp, root: Caller, resource: ResourceN
       body: 'b',
       facility: target.facility,
       to: target.to,
+      unboundOnly: target.unboundOnly,
     }).id
   }
   const payload =

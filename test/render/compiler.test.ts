@@ -1,0 +1,36 @@
+import t from 'tap'
+import { createCompiler } from '../../plugins/render/compiler.js'
+import { RenderError } from '../../plugins/render/errors.js'
+
+/** About 180 KB that pug's attribute lexer takes seconds over (and then refuses). */
+const slow = (n: number) => `p(${'a=1 '.repeat(45_000)}) slow ${n}`
+
+t.test('waiting compiles take turns by owner; one owner keeps its own order', async (t) => {
+  const compiler = createCompiler(300)
+  t.teardown(() => compiler.close())
+  const order: string[] = []
+  // The worker runs one compile at a time, so the order the promises settle in is the order
+  // the compiles ran in. All are queued before the worker is even up.
+  const compile = (name: string, source: string, owner: string) =>
+    compiler.compile('pug', source, owner).then(
+      () => order.push(name),
+      (error: unknown) => order.push(`${name} ${error instanceof RenderError ? error.code : String(error)}`),
+    )
+  await Promise.all([
+    compile('a1', slow(1), 'A'),
+    compile('a2', slow(2), 'A'),
+    compile('a3', slow(3), 'A'),
+    compile('b1', 'p b1', 'B'),
+    compile('a4', 'p a4', 'A'),
+    compile('b2', 'p b2', 'B'),
+    compile('c1', 'p c1', 'C'),
+  ])
+  t.same(order, ['a1 RENDER_TIMEOUT', 'b1', 'c1', 'a2 RENDER_TIMEOUT', 'b2', 'a3 RENDER_TIMEOUT', 'a4'])
+
+  // An owner that comes while another has a backlog goes next, whatever that backlog is.
+  order.length = 0
+  const backlog = [5, 6, 7].map((n) => compile(`a${n}`, `p a${n}`, 'A'))
+  const late = compile('d1', 'p d1', 'D')
+  await Promise.all([...backlog, late])
+  t.same(order, ['a5', 'd1', 'a6', 'a7'])
+})
