@@ -7,6 +7,7 @@ import {
   type FormTemplate,
 } from '../routes/form-templates/schema.js'
 import { newId } from './ids.js'
+import { nestingDepth } from './json-values.js'
 import type { FieldMap } from './query.js'
 
 // How a form template is stored (one row, JSON columns, tags mirrored in a side table) and the
@@ -134,19 +135,6 @@ export function normalizeItems(items: FormItemInput[], now: number): FormItem[] 
     const entries = Object.entries({ id, order, set, question, required, type, choices })
     return Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as FormItem
   })
-}
-
-/** How deeply arrays and objects nest in `value` (0 for a scalar), walked without recursion. */
-function nestingDepth(value: unknown): number {
-  let deepest = 0
-  const stack: [unknown, number][] = [[value, 0]]
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number]
-    if (typeof node !== 'object' || node === null) continue
-    deepest = Math.max(deepest, depth + 1)
-    for (const child of Object.values(node)) stack.push([child, depth + 1])
-  }
-  return deepest
 }
 
 /** A free-form object as stored, refused when it nests too deeply or its JSON text is over the limit. */

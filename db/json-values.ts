@@ -28,3 +28,19 @@ export function unstorableValue(value: unknown, name = 'body'): string | null {
   }
   return null
 }
+
+/**
+ * How deeply arrays and objects nest in `value` (0 for a scalar), walked without recursion: a body
+ * may nest deeper than any stack, and JSON.stringify or copying into the sandbox would recurse.
+ */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0
+  const stack: [unknown, number][] = [[value, 0]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number]
+    if (typeof node !== 'object' || node === null) continue
+    deepest = Math.max(deepest, depth + 1)
+    for (const child of Object.values(node)) stack.push([child, depth + 1])
+  }
+  return deepest
+}

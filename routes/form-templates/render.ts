@@ -2,6 +2,7 @@ import createError from '@fastify/error'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FormTemplateRepository } from '../../db/form-templates.js'
+import { nestingDepth } from '../../db/json-values.js'
 import type { Principal } from '../../db/tokens.js'
 import type { RenderEngine } from '../../plugins/render/sandbox.js'
 import { errorResponses, IdParams, StringEnum } from '../../plugins/schemas.js'
@@ -24,22 +25,6 @@ const InvalidRenderDataError = createError('FST_ERR_VALIDATION', '%s', 400)
 
 /** The same limit as a template's `meta` and `config`, the object itself counted as one level. */
 const MAX_DATA_DEPTH = FORM_TEMPLATE_LIMITS.objectDepth
-
-/**
- * How deeply arrays and objects nest in `value` (0 for a scalar), walked without recursion: the
- * body may nest deeper than any stack (and copying it into the sandbox is recursive).
- */
-function nestingDepth(value: unknown): number {
-  let deepest = 0
-  const stack: [unknown, number][] = [[value, 0]]
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number]
-    if (typeof node !== 'object' || node === null) continue
-    deepest = Math.max(deepest, depth + 1)
-    for (const child of Object.values(node)) stack.push([child, depth + 1])
-  }
-  return deepest
-}
 
 function checkData(data: object | undefined): void {
   const depth = nestingDepth(data)
