@@ -12,6 +12,7 @@ import { Worker } from 'node:worker_threads'
 import type { CompileEngine, CompileOutcome } from './compile.js'
 import type { CompileRequest } from './compile-worker.js'
 import { renderError } from './errors.js'
+import { createFairQueue } from './fair-queue.js'
 
 export interface Compiler {
   /** `owner` groups compiles for fair turns; compiles of one owner run in arrival order. */
@@ -44,60 +45,8 @@ function workerData(): { entry: string; tsx: string | undefined } {
   return { entry, tsx: fromSource ? import.meta.resolve('tsx/esm/api') : undefined }
 }
 
-/** One owner's waiting compiles and the round its next compile belongs to. */
-interface Turns {
-  waiting: Pending[]
-  round: number
-}
-
-/**
- * Round-robin over owners: each owner's compiles are numbered in rounds, the next compile is the
- * oldest of the owner in the lowest round, ties in order of arrival. An owner that arrives joins
- * the round in progress, so it goes next however many compiles others have had.
- */
-function createFairQueue() {
-  const owners = new Map<string, Turns>()
-  let round = 0
-  let size = 0
-  return {
-    get size() {
-      return size
-    },
-    push(owner: string, job: Pending): void {
-      let turns = owners.get(owner)
-      if (!turns) {
-        turns = { waiting: [], round }
-        owners.set(owner, turns)
-      }
-      turns.waiting.push(job)
-      size++
-    },
-    shift(): Pending | undefined {
-      let next: Turns | undefined
-      for (const turns of owners.values())
-        if (turns.waiting.length > 0 && (!next || turns.round < next.round)) next = turns
-      const job = next?.waiting.shift()
-      if (!next || !job) return undefined
-      round = next.round
-      next.round++
-      size--
-      return job
-    },
-    /** The running compile ended: an owner with nothing waiting is done and joins afresh later. */
-    finished(): void {
-      for (const [owner, turns] of owners) if (turns.waiting.length === 0) owners.delete(owner)
-    },
-    splice(): Pending[] {
-      const all = [...owners.values()].flatMap((turns) => turns.waiting)
-      owners.clear()
-      size = 0
-      return all
-    },
-  }
-}
-
 export function createCompiler(timeoutMs: number): Compiler {
-  const queue = createFairQueue()
+  const queue = createFairQueue<Pending>()
   let current: Pending | undefined
   let worker: Worker | undefined
   let ready = false

@@ -1,0 +1,56 @@
+/**
+ * The compile queue: jobs take turns by owner (a template's facility), so a pile of slow layouts
+ * from one owner delays another owner's job by one job at a time, not by the whole pile.
+ */
+
+/** One owner's waiting compiles and the round its next compile belongs to. */
+interface Turns<Job> {
+  waiting: Job[]
+  round: number
+}
+
+/**
+ * Round-robin over owners: each owner's compiles are numbered in rounds, the next compile is the
+ * oldest of the owner in the lowest round, ties in order of arrival. An owner that arrives joins
+ * the round in progress, so it goes next however many compiles others have had.
+ */
+export function createFairQueue<Job>() {
+  const owners = new Map<string, Turns<Job>>()
+  let round = 0
+  let size = 0
+  return {
+    get size() {
+      return size
+    },
+    push(owner: string, job: Job): void {
+      let turns = owners.get(owner)
+      if (!turns) {
+        turns = { waiting: [], round }
+        owners.set(owner, turns)
+      }
+      turns.waiting.push(job)
+      size++
+    },
+    shift(): Job | undefined {
+      let next: Turns<Job> | undefined
+      for (const turns of owners.values())
+        if (turns.waiting.length > 0 && (!next || turns.round < next.round)) next = turns
+      const job = next?.waiting.shift()
+      if (!next || !job) return undefined
+      round = next.round
+      next.round++
+      size--
+      return job
+    },
+    /** The running compile ended: an owner with nothing waiting is done and joins afresh later. */
+    finished(): void {
+      for (const [owner, turns] of owners) if (turns.waiting.length === 0) owners.delete(owner)
+    },
+    splice(): Job[] {
+      const all = [...owners.values()].flatMap((turns) => turns.waiting)
+      owners.clear()
+      size = 0
+      return all
+    },
+  }
+}
