@@ -197,11 +197,12 @@ CREATE INDEX notifications_audience ON notifications (broadcast, unbound_only, f
 -- Marks made before this migration get the facility of their account's tokens when every token
 -- that account ever had is bound to the same one (tokens are revoked, never deleted, so the mark
 -- was made with one of them); otherwise they stay NULL and only callers without a facility see them.
+-- (Each account's facility is worked out once, in one pass over the tokens, and joined in: a
+-- subquery per mark would scan the tokens once per mark, as tokens has no index on account.)
 ALTER TABLE notification_seen ADD COLUMN facility TEXT;
-UPDATE notification_seen SET facility = (
-  SELECT max(t.facility) FROM tokens t WHERE t.account = notification_seen.account
-)
-WHERE (
-  SELECT count(*) = count(t.facility) AND count(DISTINCT t.facility) = 1
-  FROM tokens t WHERE t.account = notification_seen.account
-);
+UPDATE notification_seen SET facility = one.facility
+FROM (
+  SELECT account, max(facility) AS facility FROM tokens GROUP BY account
+  HAVING count(*) = count(facility) AND count(DISTINCT facility) = 1
+) AS one
+WHERE one.account = notification_seen.account;

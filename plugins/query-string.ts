@@ -8,15 +8,28 @@ const REFUSED = Symbol('query string refused')
 
 type ParsedQuery = Record<string, unknown> & { [REFUSED]?: string }
 
-/** `__proto__` is the one key qs drops silently even with plainObjects: refuse it instead. */
-function namesProto(text: string): boolean {
-  let decoded = text
+/** A key as qs reads it: `+` is a space, and text that is not valid percent-encoding stays as it is. */
+function decodeKey(raw: string): string {
+  const spaced = raw.replace(/\+/g, ' ')
   try {
-    decoded = decodeURIComponent(text.replace(/\+/g, ' '))
+    return decodeURIComponent(spaced)
   } catch {
-    // Not valid percent-encoding as a whole: qs decodes part by part; search the raw text.
+    return spaced
   }
-  return decoded.includes('__proto__')
+}
+
+/**
+ * `__proto__` is the one key qs drops silently even with plainObjects: refuse it instead. Only the
+ * keys are looked at (a value may well say `__proto__`), each decoded the way qs decodes it; the
+ * key ends at the first `=`, or at `]=` when brackets come first, as in qs.
+ */
+function namesProto(text: string): boolean {
+  if (!text.includes('%') && !text.includes('__proto__')) return false
+  return text.split('&').some((part) => {
+    const bracketEquals = part.indexOf(']=')
+    const end = bracketEquals === -1 ? part.indexOf('=') : bracketEquals + 1
+    return decodeKey(end === -1 ? part : part.slice(0, end)).includes('__proto__')
+  })
 }
 
 /**

@@ -118,12 +118,22 @@ export function createCompiler(timeoutMs: number): Compiler {
     pump()
   }
 
+  /**
+   * Timers run before the worker's messages are read. After the main thread stalled past the
+   * limit, the worker's answer may already be waiting: read it first (setImmediate runs after
+   * the poll phase), so a compile that finished in time is never recorded as a timeout (and a
+   * timeout is cached per template version).
+   */
   function onTimeout(): void {
-    discardWorker()
-    takeCurrent()?.reject(
-      renderError('RENDER_TIMEOUT', `template compilation exceeded the time limit of ${timeoutMs} ms`),
-    )
-    pump()
+    const job = current
+    setImmediate(() => {
+      if (!job || current !== job) return
+      discardWorker()
+      takeCurrent()?.reject(
+        renderError('RENDER_TIMEOUT', `template compilation exceeded the time limit of ${timeoutMs} ms`),
+      )
+      pump()
+    })
   }
 
   function onFailure(from: Worker, error: Error & { code?: string }): void {

@@ -11,8 +11,10 @@ interface Turns<Job> {
 
 /**
  * Round-robin over owners: each owner's compiles are numbered in rounds, the next compile is the
- * oldest of the owner in the lowest round, ties in order of arrival. An owner that arrives joins
- * the round in progress, so it goes next however many compiles others have had.
+ * oldest of the owner in the lowest round, ties in the order owners came. An owner that arrives
+ * joins the round in progress, so it goes next however many compiles others have had; but an
+ * owner served in this round keeps its later round while it has nothing waiting, so sending its
+ * next compile right after each one cannot put it ahead of an owner that has been waiting.
  */
 export function createFairQueue<Job>() {
   const owners = new Map<string, Turns<Job>>()
@@ -28,6 +30,7 @@ export function createFairQueue<Job>() {
         turns = { waiting: [], round }
         owners.set(owner, turns)
       }
+      turns.round = Math.max(turns.round, round)
       turns.waiting.push(job)
       size++
     },
@@ -42,9 +45,13 @@ export function createFairQueue<Job>() {
       size--
       return job
     },
-    /** The running compile ended: an owner with nothing waiting is done and joins afresh later. */
+    /**
+     * The running compile ended: an owner with nothing waiting is forgotten once the round has
+     * caught up with its own (it would join at the round in progress anyway); until then it is
+     * kept, with the round it has earned.
+     */
     finished(): void {
-      for (const [owner, turns] of owners) if (turns.waiting.length === 0) owners.delete(owner)
+      for (const [owner, turns] of owners) if (turns.waiting.length === 0 && turns.round <= round) owners.delete(owner)
     },
     splice(): Job[] {
       const all = [...owners.values()].flatMap((turns) => turns.waiting)

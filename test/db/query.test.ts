@@ -116,6 +116,8 @@ t.test('keys named like Object.prototype members are unknown fields, never dropp
     ['constructor[prototype][x]=1', /unknown field 'constructor'/],
     ['__proto__[bed]=B-1', /__proto__/],
     ['bed=B-1&%5F%5Fproto%5F%5F=1', /__proto__/],
+    ['room[$ne]=%E0&__pro%74o__[bed]=B-1', /__proto__/],
+    ['bed=B-1&a+b[__proto__]=1', /__proto__/],
     ['$select[]=valueOf', /cannot select unknown field 'valueOf'/],
   ]
   for (const [query, message] of cases) {
@@ -124,6 +126,10 @@ t.test('keys named like Object.prototype members are unknown fields, never dropp
     t.match(res.body, { code: 'INVALID_QUERY', message }, `${query}: message`)
   }
   t.equal(({} as Record<string, unknown>).bed, undefined, 'Object.prototype untouched')
+  const asValue = await beds(s, 'bed=__proto__&encounter[$ne]=x__proto__y')
+  t.equal(asValue.status, 200, 'a value may say __proto__: it is data')
+  t.same(asValue.beds, [])
+  t.equal((await beds(s, 'room[$ne]=%E0')).status, 200, 'a value that is not valid percent-encoding stays text')
 })
 
 t.test('a query string over the parser limits is refused, so no filter is silently cut off', async (t) => {
