@@ -1,4 +1,3 @@
-import createError from '@fastify/error'
 import {
   CHOICE_ITEM_TYPES,
   FORM_TEMPLATE_LIMITS,
@@ -7,14 +6,13 @@ import {
   type FormTemplate,
 } from '../routes/form-templates/schema.js'
 import { newId } from './ids.js'
-import { nestingDepth } from './json-values.js'
+import { InvalidBodyError, refuseDeepNesting } from './json-values.js'
 import type { FieldMap } from './query.js'
 
 // How a form template is stored (one row, JSON columns, tags mirrored in a side table) and the
 // checks on its content that a JSON schema cannot express.
 
 /** Same code as Fastify's schema validation: for a client it is the same kind of mistake. */
-export const InvalidFormTemplateError = createError('FST_ERR_VALIDATION', '%s', 400)
 
 export const FORM_TEMPLATE_FIELDS: FieldMap = {
   id: { column: 'id', type: 'string' },
@@ -114,17 +112,16 @@ export function normalizeItems(items: FormItemInput[], now: number): FormItem[] 
     const where = `body.items[${index}]`
     if (item.id !== undefined) {
       const first = firstIndex.get(item.id)
-      if (first !== undefined)
-        throw new InvalidFormTemplateError(`${where}.id '${item.id}' repeats body.items[${first}].id`)
+      if (first !== undefined) throw new InvalidBodyError(`${where}.id '${item.id}' repeats body.items[${first}].id`)
       firstIndex.set(item.id, index)
     }
     const choices = item.choices ?? []
     if (CHOICE_ITEM_TYPES.has(item.type) && choices.length === 0) {
-      throw new InvalidFormTemplateError(`${where}.choices must have at least one choice for a ${item.type} item`)
+      throw new InvalidBodyError(`${where}.choices must have at least one choice for a ${item.type} item`)
     }
     const repeated = choices.findIndex((choice, i) => choices.indexOf(choice) !== i)
     if (repeated >= 0) {
-      throw new InvalidFormTemplateError(`${where}.choices[${repeated}] repeats the choice '${choices[repeated]}'`)
+      throw new InvalidBodyError(`${where}.choices[${repeated}] repeats the choice '${choices[repeated]}'`)
     }
   })
   return items.map((item) => {
@@ -140,16 +137,11 @@ export function normalizeItems(items: FormItemInput[], now: number): FormItem[] 
 /** A free-form object as stored, refused when it nests too deeply or its JSON text is over the limit. */
 export function objectColumn(name: 'meta' | 'config', value: object): string {
   // Without a bound, JSON.stringify overflows the stack on deep nesting (a 500, not a 400).
-  const depth = nestingDepth(value)
-  if (depth > FORM_TEMPLATE_LIMITS.objectDepth) {
-    throw new InvalidFormTemplateError(
-      `body.${name} is nested too deeply: ${depth} levels, at most ${FORM_TEMPLATE_LIMITS.objectDepth}`,
-    )
-  }
+  refuseDeepNesting(name, value, FORM_TEMPLATE_LIMITS.objectDepth)
   const text = JSON.stringify(value)
   const bytes = Buffer.byteLength(text, 'utf8')
   if (bytes > FORM_TEMPLATE_LIMITS.objectBytes) {
-    throw new InvalidFormTemplateError(
+    throw new InvalidBodyError(
       `body.${name} is too large: ${bytes} bytes as JSON, at most ${FORM_TEMPLATE_LIMITS.objectBytes}`,
     )
   }

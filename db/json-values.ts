@@ -1,3 +1,11 @@
+import createError from '@fastify/error'
+
+/**
+ * A body value refused after the schema passed it: the same code as a schema failure, since for a
+ * client it is the same kind of mistake.
+ */
+export const InvalidBodyError = createError('FST_ERR_VALIDATION', '%s', 400)
+
 /** `body.items[0].name`, as the schema messages name fields. */
 function childPath(path: string, key: string | number): string {
   return typeof key === 'number' ? `${path}[${key}]` : `${path}.${key}`
@@ -43,4 +51,10 @@ export function nestingDepth(value: unknown): number {
     for (const child of Object.values(node)) stack.push([child, depth + 1])
   }
   return deepest
+}
+
+/** Refuses `body.<name>` when it nests deeper than `max` levels (the value itself is one). */
+export function refuseDeepNesting(name: string, value: unknown, max: number): void {
+  const depth = nestingDepth(value)
+  if (depth > max) throw new InvalidBodyError(`body.${name} is nested too deeply: ${depth} levels, at most ${max}`)
 }

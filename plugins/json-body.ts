@@ -2,12 +2,10 @@ import { isUtf8 } from 'node:buffer'
 import createError from '@fastify/error'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { unstorableValue } from '../db/json-values.js'
+import { InvalidBodyError, unstorableValue } from '../db/json-values.js'
 
 export const UnsupportedCharsetError = createError('UNSUPPORTED_CHARSET', '%s', 415)
 export const InvalidEncodingError = createError('INVALID_ENCODING', '%s', 400)
-/** A body JSON can carry but that would not be stored as sent: the same code as a schema failure. */
-export const UnstorableValueError = createError('FST_ERR_VALIDATION', '%s', 400)
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i
 
@@ -32,7 +30,7 @@ export default fp(
         parseJson(request, raw.toString('utf8'), (error, body) => {
           if (error) return done(error, undefined)
           const problem = unstorableValue(body)
-          done(problem === null ? null : new UnstorableValueError(problem), problem === null ? body : undefined)
+          done(problem === null ? null : new InvalidBodyError(problem), problem === null ? body : undefined)
         })
       },
     )

@@ -2,7 +2,7 @@ import createError from '@fastify/error'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FormTemplateRepository } from '../../db/form-templates.js'
-import { nestingDepth } from '../../db/json-values.js'
+import { refuseDeepNesting } from '../../db/json-values.js'
 import type { Principal } from '../../db/tokens.js'
 import type { RenderEngine } from '../../plugins/render/sandbox.js'
 import { errorResponses, IdParams, StringEnum } from '../../plugins/schemas.js'
@@ -20,19 +20,6 @@ const ENGINE_NAMES = [...ENGINE_BY_NAME.keys()]
 
 const NoLayoutError = createError('RENDER_NO_TEMPLATE', 'form template %s has no print layout (template)', 422)
 const BadEngineError = createError('RENDER_BAD_ENGINE', 'config.engine of form template %s must be one of: %s', 422)
-/** Same code as Fastify's schema validation: for a client it is the same kind of mistake. */
-const InvalidRenderDataError = createError('FST_ERR_VALIDATION', '%s', 400)
-
-/** The same limit as a template's `meta` and `config`, the object itself counted as one level. */
-const MAX_DATA_DEPTH = FORM_TEMPLATE_LIMITS.objectDepth
-
-function checkData(data: object | undefined): void {
-  const depth = nestingDepth(data)
-  if (depth > MAX_DATA_DEPTH) {
-    throw new InvalidRenderDataError(`body.data is nested too deeply: ${depth} levels, at most ${MAX_DATA_DEPTH}`)
-  }
-}
-
 const Engine = StringEnum(ENGINE_NAMES, {
   description: `template engine (jade is pug); default config.engine, else ${DEFAULT_ENGINE}`,
 })
@@ -115,7 +102,8 @@ const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function re
     },
     async function renderFormTemplateWithData(request, reply) {
       const { engine, data } = request.body
-      checkData(data)
+      // The same limit as a template's `meta` and `config`.
+      refuseDeepNesting('data', data, FORM_TEMPLATE_LIMITS.objectDepth)
       const html = await render(request.principal, request.params.id, engine, data)
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html)
     },
