@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { type Config, PROJECT_ROOT } from './config.js'
+import feedPlugin from './feed/index.js'
 import authPlugin from './plugins/auth.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError } from './plugins/errors.js'
@@ -17,6 +18,7 @@ import rateLimitPlugin from './plugins/rate-limit.js'
 import rendererPlugin from './plugins/render/index.js'
 import securityHeaders from './plugins/security-headers.js'
 import auditRoutes from './routes/audit/index.js'
+import eventRoutes from './routes/events/index.js'
 import formTemplateRoutes from './routes/form-templates/index.js'
 import healthRoutes from './routes/health/index.js'
 import notificationRoutes from './routes/notifications/index.js'
@@ -87,6 +89,14 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(dbPlugin, { path: opts.config.DATABASE_PATH, bedPolicy: opts.config.BED_POLICY })
   await fastify.register(eventsPlugin)
   await fastify.register(notificationProducer)
+  await fastify.register(feedPlugin, {
+    retentionHours: opts.config.FEED_RETENTION_HOURS,
+    heartbeatMs: opts.config.FEED_HEARTBEAT_MS,
+    pollMs: opts.config.FEED_POLL_MS,
+    maxStreams: opts.config.FEED_MAX_STREAMS,
+    maxStreamsPerToken: opts.config.FEED_MAX_STREAMS_PER_TOKEN,
+    bufferBytes: opts.config.FEED_BUFFER_BYTES,
+  })
   await fastify.register(rendererPlugin, {
     timeoutMs: opts.config.RENDER_TIMEOUT_MS,
     memoryMb: opts.config.RENDER_MEMORY_MB,
@@ -99,6 +109,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     await scope.register(authPlugin, {
       failureLimit: opts.config.AUTH_FAILURE_LIMIT,
       failureWindowMs: opts.config.AUTH_FAILURE_WINDOW_MS,
+      redeemTicket: (ticket) => fastify.feed.redeemTicket(ticket),
     })
     await scope.register(rateLimitPlugin, {
       max: opts.config.RATE_LIMIT_MAX,
@@ -108,6 +119,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     await scope.register(notificationRoutes)
     await scope.register(formTemplateRoutes)
     await scope.register(auditRoutes)
+    await scope.register(eventRoutes)
   })
 }
 

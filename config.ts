@@ -54,6 +54,32 @@ export const ConfigSchema = Type.Object({
     default: 2_097_152,
     description: 'size of the rendered HTML in UTF-8 bytes',
   }),
+  FEED_RETENTION_HOURS: Type.Integer({
+    minimum: 1,
+    maximum: 87_600,
+    default: 168,
+    description: 'how long the live feed keeps events a client may resume from',
+  }),
+  FEED_HEARTBEAT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 300_000,
+    default: 15_000,
+    description: 'interval of the comment line that keeps an idle stream alive through proxies',
+  }),
+  FEED_POLL_MS: Type.Integer({
+    minimum: 10,
+    maximum: 10_000,
+    default: 250,
+    description: 'how often the feed looks for changes committed by other processes (the CLI)',
+  }),
+  FEED_MAX_STREAMS: Type.Integer({ minimum: 1, default: 2000, description: 'open streams in all' }),
+  FEED_MAX_STREAMS_PER_TOKEN: Type.Integer({ minimum: 1, default: 10, description: 'open streams per token' }),
+  FEED_BUFFER_BYTES: Type.Integer({
+    minimum: 16_384,
+    maximum: 268_435_456,
+    default: 1_048_576,
+    description: 'unsent bytes a slow stream may hold before it is closed (the client resumes by id)',
+  }),
 })
 
 export type Config = Static<typeof ConfigSchema>

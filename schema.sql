@@ -206,3 +206,27 @@ FROM (
   HAVING count(*) = count(facility) AND count(DISTINCT facility) = 1
 ) AS one
 WHERE one.account = notification_seen.account;
+
+-- migration 7: the live feed's log of changes
+-- One row per committed change a client may be told of (GET /events), written in the change's own
+-- transaction, so a change and its event commit or roll back together. seq is the event id clients
+-- resume from: AUTOINCREMENT never hands out a number twice once committed, and SQLite's single
+-- writer commits the numbers in order. payload is the record as of the change (the record as it was
+-- for a removal), plus for notifications what decides who may read it. Unlike the audit log this
+-- is pruned (FEED_RETENTION_HOURS); feed_state remembers up to which seq, so a client resuming
+-- from before that is told to reload (a `reset` event) instead of silently missing changes.
+CREATE TABLE feed_events (
+  seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+  at        INTEGER NOT NULL,
+  resource  TEXT NOT NULL CHECK (resource IN ('ward-occupants', 'form-templates', 'notifications')),
+  action    TEXT NOT NULL CHECK (action IN ('created', 'patched', 'removed')),
+  record_id TEXT NOT NULL,
+  facility  TEXT,
+  payload   TEXT NOT NULL
+) STRICT;
+CREATE INDEX feed_events_at ON feed_events (at);
+CREATE TABLE feed_state (
+  id             INTEGER PRIMARY KEY CHECK (id = 1),
+  pruned_through INTEGER NOT NULL
+) STRICT;
+INSERT INTO feed_state (id, pruned_through) VALUES (1, 0);

@@ -1,10 +1,11 @@
 import type { Database } from 'better-sqlite3'
+import { createFeedLog, type FeedAction, type FeedResource } from './feed.js'
 import type { Principal } from './tokens.js'
 
 export type AuditOperation = 'create' | 'patch' | 'delete'
 
 export interface AuditChange {
-  resource: string
+  resource: FeedResource
   recordId: string
   facility: string | null
   operation: AuditOperation
@@ -34,7 +35,7 @@ interface AuditRow {
   account: string
   token_id: string | null
   facility: string | null
-  resource: string
+  resource: FeedResource
   record_id: string
   operation: AuditOperation
   before: string | null
@@ -56,10 +57,13 @@ function toEntry(row: AuditRow): AuditEntry {
   }
 }
 
+const FEED_ACTIONS: Record<AuditOperation, FeedAction> = { create: 'created', patch: 'patched', delete: 'removed' }
+
 /**
  * The audit trail. `append` must be called inside the transaction that makes the change, so the
  * change and its entry commit or roll back together. Triggers in schema.sql refuse updates and
- * deletes of the log.
+ * deletes of the log. Every audited change is also an event of the live feed, written here so the
+ * two can never disagree on what changed.
  */
 export function createAuditLog(db: Database) {
   const insert = db.prepare(
@@ -75,8 +79,11 @@ export function createAuditLog(db: Database) {
        AND seq > :afterSeq
      ORDER BY seq LIMIT :limit`,
   )
+  const feed = createFeedLog(db)
 
   function append(actor: Principal, change: AuditChange, at = Date.now()): void {
+    const before = change.before === null ? null : JSON.stringify(change.before)
+    const after = change.after === null ? null : JSON.stringify(change.after)
     insert.run(
       at,
       actor.account,
@@ -85,8 +92,19 @@ export function createAuditLog(db: Database) {
       change.resource,
       change.recordId,
       change.operation,
-      change.before === null ? null : JSON.stringify(change.before),
-      change.after === null ? null : JSON.stringify(change.after),
+      before,
+      after,
+    )
+    feed.append(
+      {
+        resource: change.resource,
+        action: FEED_ACTIONS[change.operation],
+        recordId: change.recordId,
+        facility: change.facility,
+        // A removal carries the record as it was.
+        payload: (after ?? before) as string,
+      },
+      at,
     )
   }
 

@@ -18,7 +18,7 @@ import type { Principal } from './tokens.js'
 import { assertVersion, type IfMatch } from './versions.js'
 import { writeQueue } from './write-queue.js'
 
-const RESOURCE = 'form-templates'
+const RESOURCE = 'form-templates' as const
 
 export interface Versioned<T> {
   record: T

@@ -133,3 +133,44 @@ export function seenCondition(viewer: Viewer, unseen: unknown): Condition | null
   if (unseen !== 'true' && unseen !== 'false') throw new InvalidQueryError('$unseen must be true or false')
   return { sql: unseen === 'true' ? UNSEEN_BY : `NOT (${UNSEEN_BY})`, params: [viewer.account] }
 }
+
+/** Who marked a notification seen: the account and the facility of the token it used (null: none). */
+export interface Mark {
+  account: string
+  facility: string | null
+}
+
+/**
+ * A notification as of one change, with what decides who may read it: the live feed keeps this
+ * in its log, so each stream is shown the record as the viewer would have read it at that moment.
+ */
+export interface NotificationSnapshot {
+  record: Notification
+  broadcast: boolean
+  unboundOnly: boolean
+  marks: Mark[]
+  /** On a mark seen: who marked. */
+  reader?: Mark
+}
+
+/** The rule audienceCondition states in SQL, for one notification in memory. */
+export function mayRead(viewer: Viewer, snapshot: NotificationSnapshot): boolean {
+  const { record } = snapshot
+  const facilityOk =
+    viewer.facility === null ||
+    record.facility === viewer.facility ||
+    (record.facility === undefined && !snapshot.unboundOnly)
+  return facilityOk && (snapshot.broadcast || (record.to ?? []).includes(viewer.account))
+}
+
+/** Whether the viewer may learn of this reader (the marks readersFor in notifications.ts shows). */
+export function learnsOf(viewer: Viewer, mark: Mark): boolean {
+  return viewer.facility === null || mark.facility === viewer.facility || mark.account === viewer.account
+}
+
+/** The snapshot's record as the viewer may see it, like GET /notifications/:id at that moment. */
+export function snapshotForViewer(viewer: Viewer, snapshot: NotificationSnapshot): Notification {
+  if (viewer.facility === null) return forViewer(viewer, snapshot.record)
+  const readers = new Set(snapshot.marks.filter((mark) => learnsOf(viewer, mark)).map((mark) => mark.account))
+  return forViewer(viewer, snapshot.record, new Map([[snapshot.record.id, readers]]))
+}

@@ -1,12 +1,15 @@
 import type { Database } from 'better-sqlite3'
 import { DIRECTIONS, type Direction, type Notification } from '../routes/notifications/schema.js'
 import { NotFoundError } from './errors.js'
+import { createFeedLog } from './feed.js'
 import { newId } from './ids.js'
 import { createLister } from './list.js'
 import {
   audienceCondition,
   fieldsFor,
   forViewer,
+  type Mark,
+  type NotificationSnapshot,
   narrowed,
   seenCondition,
   type Viewer,
@@ -88,7 +91,29 @@ export function createNotificationRepository(db: Database) {
      WHERE notification_id IN (SELECT value FROM json_each(?)) AND (facility = ? OR account = ?)`,
   )
   const appendSeenBy = db.prepare(`UPDATE notifications SET seen_by = json_insert(seen_by, '$[#]', ?) WHERE id = ?`)
+  const marksOf = db.prepare<[string], Mark>(
+    'SELECT account, facility FROM notification_seen WHERE notification_id = ?',
+  )
   const list = createLister<Row, Notification>(db, 'notifications', toRecord)
+  const feed = createFeedLog(db)
+
+  /** The live feed's event for a new notification or a new mark, in the same transaction. */
+  function appendToFeed(row: Row, reader?: Mark): void {
+    const snapshot: NotificationSnapshot = {
+      record: toRecord(row),
+      broadcast: row.broadcast === 1,
+      unboundOnly: row.unbound_only === 1,
+      marks: reader ? marksOf.all(row.id) : [],
+    }
+    if (reader) snapshot.reader = reader
+    feed.append({
+      resource: 'notifications',
+      action: reader ? 'patched' : 'created',
+      recordId: row.id,
+      facility: row.facility,
+      payload: JSON.stringify(snapshot),
+    })
+  }
 
   /** The row if the viewer may see it; otherwise 404, revealing nothing about other facilities or accounts. */
   function visibleRow(viewer: Viewer, id: string): Row {
@@ -144,15 +169,20 @@ export function createNotificationRepository(db: Database) {
       unboundOnly: input.unboundOnly ? 1 : 0,
     })
     for (const account of to) insertRecipient.run(account, id)
-    return toRecord(byId.get(id) as Row)
+    const row = byId.get(id) as Row
+    appendToFeed(row)
+    return toRecord(row)
   })
 
   const markSeen = db.transaction((viewer: Viewer, id: string): Notification => {
     visibleRow(viewer, id)
     // The reader's facility decides who else may learn of the mark (readersFor, boundFields).
-    if (insertSeen.run(id, viewer.account, Date.now(), viewer.facility).changes === 1)
-      appendSeenBy.run(viewer.account, id)
-    return shown(viewer, toRecord(byId.get(id) as Row))
+    const marked = insertSeen.run(id, viewer.account, Date.now(), viewer.facility).changes === 1
+    if (marked) appendSeenBy.run(viewer.account, id)
+    const row = byId.get(id) as Row
+    // Marking again changes nothing, so it is no event either.
+    if (marked) appendToFeed(row, { account: viewer.account, facility: viewer.facility })
+    return shown(viewer, toRecord(row))
   })
 
   // The page and the readers shown on it are read in one read transaction, so they agree even

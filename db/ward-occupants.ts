@@ -15,7 +15,7 @@ import { writeQueue } from './write-queue.js'
 export const BedOccupiedError = createError('BED_OCCUPIED', 'bed %s is occupied by ward occupant %s', 409)
 export const AlreadyDischargedError = createError('ALREADY_DISCHARGED', 'ward occupant %s was already discharged', 409)
 
-const RESOURCE = 'ward-occupants'
+const RESOURCE = 'ward-occupants' as const
 
 export const WARD_OCCUPANT_FIELDS: FieldMap = {
   id: { column: 'id', type: 'string' },

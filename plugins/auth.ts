@@ -13,12 +13,16 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The least role a route needs; by default GET needs `read` and everything else `write`. */
     role?: Role
+    /** The route also takes a stream ticket (`?ticket=`) in place of the Bearer header. */
+    streamTicket?: boolean
   }
 }
 
 export interface AuthPluginOptions {
   failureLimit: number
   failureWindowMs: number
+  /** The principal a stream ticket stands for, or null for a used, unknown or expired one. */
+  redeemTicket: (ticket: string) => Principal | null
 }
 
 const TokenRejectedError = createError('TOKEN_REJECTED', '%s', 401)
@@ -36,7 +40,20 @@ const REJECTIONS = {
   revoked: 'the bearer token has been revoked',
 } as const
 
+const TicketWithTokenError = createError(
+  'TICKET_WITH_TOKEN',
+  'send either a stream ticket or a bearer token, not both',
+  400,
+)
+
 const RANK: Record<Role, number> = { read: 0, write: 1, admin: 2 }
+
+/** The stream ticket of a request, on the routes that take one. */
+function ticketOf(request: FastifyRequest): string | undefined {
+  if (!request.routeOptions.config.streamTicket) return undefined
+  const ticket = (request.query as { ticket?: unknown }).ticket
+  return typeof ticket === 'string' ? ticket : undefined
+}
 
 function requiredRole(request: FastifyRequest): Role {
   const configured = request.routeOptions.config.role
@@ -75,15 +92,29 @@ export default fp<AuthPluginOptions>(
         reply.header('retry-after', String(wait))
         return done(new TooManyFailuresError(wait))
       }
+      const authorize = () => {
+        const needed = requiredRole(request)
+        if (RANK[request.principal.role] < RANK[needed])
+          return done(new RoleForbiddenError(needed, request.principal.role))
+        done()
+      }
+      const ticket = ticketOf(request)
+      if (ticket !== undefined) {
+        if (request.headers.authorization !== undefined) return done(new TicketWithTokenError())
+        const principal = opts.redeemTicket(ticket)
+        if (!principal) {
+          throttle.fail(request.ip)
+          return done(new TokenRejectedError('the stream ticket is unknown, used or expired'))
+        }
+        request.principal = principal
+        return authorize()
+      }
       fastify.verifyBearerAuth?.(request, reply, (error?: Error) => {
         if (error) {
           throttle.fail(request.ip)
           return done(error)
         }
-        const needed = requiredRole(request)
-        if (RANK[request.principal.role] < RANK[needed])
-          return done(new RoleForbiddenError(needed, request.principal.role))
-        done()
+        authorize()
       })
     })
   },

@@ -84,3 +84,11 @@ export const ListQueryString = Type.Object(
       '$exists, $or[0][field]=v, $sort[field]=1|-1, $select[]=field',
   },
 )
+
+/**
+ * Nothing to send: no body (Fastify hands a missing body to validation as null), or `{}`. Anything
+ * else is a mistake worth telling, not ignoring.
+ */
+export const NoBody = Type.Union([Type.Null(), Type.Object({}, { additionalProperties: false })], {
+  description: 'no body, or {}',
+})

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { createNotificationRepository } from '../../db/notifications.js'
 import { withEtag } from '../../plugins/http.js'
-import { errorResponses, IdParams, ListEnvelope, listItem } from '../../plugins/schemas.js'
+import { errorResponses, IdParams, ListEnvelope, listItem, NoBody } from '../../plugins/schemas.js'
 import { Notification, NotificationListQuery, UnseenCount } from './schema.js'
 
 type NotificationRecord = ReturnType<ReturnType<typeof createNotificationRepository>['get']>
@@ -18,14 +17,6 @@ function versioned(record: NotificationRecord) {
 }
 
 const tags = ['notifications']
-
-/**
- * Nothing to send: no body (Fastify hands a missing body to validation as null), or `{}`. Anything
- * else is a mistake worth telling, not ignoring.
- */
-const NoBody = Type.Union([Type.Null(), Type.Object({}, { additionalProperties: false })], {
-  description: 'no body, or {}',
-})
 
 /**
  * Notifications addressed to the caller: read them, count the unseen ones, mark one seen.

@@ -1,0 +1,137 @@
+import type { FeedLog } from '../db/feed.js'
+import type { Principal, TokenInfo } from '../db/tokens.js'
+import type { FeedStream, StreamEnd } from './stream.js'
+import { FeedDelivery } from './views.js'
+
+const PAGE = 500
+
+export interface HubLimits {
+  maxStreams: number
+  maxStreamsPerToken: number
+}
+
+export type OpenRefusal = 'too-many-streams' | 'too-many-streams-for-token'
+
+/**
+ * Reads the feed log in seq order and hands each committed event to every live stream. It reads
+ * only after a transaction is over (woken by an append, on the next turn of the event loop) and
+ * also every `pollMs`, for what other processes commit (the command-line tool). Everything here
+ * runs on the one event loop, so a stream switches from catching up to live between two reads of
+ * the log, and no event can fall between the two.
+ */
+export class FeedHub {
+  private readonly streams = new Set<FeedStream>()
+  private readonly perToken = new Map<string, number>()
+  private cursor: number
+  private wakeScheduled = false
+
+  constructor(
+    private readonly log: FeedLog,
+    private readonly limits: HubLimits,
+  ) {
+    this.cursor = log.head()
+  }
+
+  get size(): number {
+    return this.streams.size
+  }
+
+  /** Reads what was committed since the last read, on the next turn (never inside a transaction). */
+  wake(): void {
+    if (this.wakeScheduled) return
+    this.wakeScheduled = true
+    setImmediate(() => {
+      this.wakeScheduled = false
+      this.pump()
+    })
+  }
+
+  pump(): void {
+    for (;;) {
+      const events = this.log.between(this.cursor, Number.MAX_SAFE_INTEGER, PAGE)
+      for (const event of events) {
+        const delivery = new FeedDelivery(event)
+        for (const stream of this.streams) if (stream.live) stream.deliver(delivery)
+        this.cursor = event.seq
+      }
+      if (events.length < PAGE) return
+    }
+  }
+
+  /** Whether one more stream of this token may open. */
+  refusal(principal: Principal): OpenRefusal | null {
+    if (this.streams.size >= this.limits.maxStreams) return 'too-many-streams'
+    if ((this.perToken.get(principal.tokenId) ?? 0) >= this.limits.maxStreamsPerToken)
+      return 'too-many-streams-for-token'
+    return null
+  }
+
+  /**
+   * Starts a stream: without a position it is live at once (`ready`); with one it first receives
+   * every kept event after it, or `reset` when some of those are no longer kept (or the position is
+   * not one of this database's: a restored backup, another server).
+   */
+  open(stream: FeedStream, lastEventId: number | null): void {
+    this.streams.add(stream)
+    const tokenId = stream.viewer.tokenId
+    this.perToken.set(tokenId, (this.perToken.get(tokenId) ?? 0) + 1)
+    stream.onEnd(() => {
+      this.streams.delete(stream)
+      const left = (this.perToken.get(tokenId) ?? 1) - 1
+      if (left > 0) this.perToken.set(tokenId, left)
+      else this.perToken.delete(tokenId)
+    })
+    this.pump()
+    if (lastEventId === null) this.goLive(stream, 'ready')
+    else if (lastEventId > this.cursor || lastEventId < this.log.prunedThrough()) this.goLive(stream, 'reset')
+    else {
+      stream.pos = lastEventId
+      void this.catchUp(stream)
+    }
+  }
+
+  private goLive(stream: FeedStream, announce: 'ready' | 'reset'): void {
+    stream.announce(announce, this.cursor)
+    stream.live = true
+  }
+
+  /** Sends the kept events the stream missed, a page at a time, waiting while its buffer is full. */
+  private async catchUp(stream: FeedStream): Promise<void> {
+    while (!stream.ended) {
+      // Pruned meanwhile (a very slow reader): what it missed is gone, so it must reload.
+      if (stream.pos < this.log.prunedThrough()) {
+        this.goLive(stream, 'reset')
+        return
+      }
+      const events = this.log.between(stream.pos, this.cursor, PAGE)
+      for (const event of events) stream.deliver(new FeedDelivery(event))
+      if (events.length < PAGE) {
+        // Everything up to the hub's position is passed: from here the hub delivers.
+        stream.pos = this.cursor
+        stream.live = true
+        return
+      }
+      await stream.drained()
+    }
+  }
+
+  /** Ends the streams whose token is no longer valid (revoked, expired, or gone). */
+  checkTokens(lookup: (tokenId: string) => TokenInfo | undefined, now = Date.now()): void {
+    const valid = new Map<string, boolean>()
+    for (const stream of this.streams) {
+      const id = stream.viewer.tokenId
+      let ok = valid.get(id)
+      if (ok === undefined) {
+        const info = lookup(id)
+        ok = info !== undefined && info.revokedAt === null && (info.expiresAt === null || info.expiresAt > now)
+        valid.set(id, ok)
+      }
+      if (!ok) stream.end('token')
+    }
+  }
+
+  /** Ends every stream (shutdown): each gets a clean end of its response. */
+  endAll(why: StreamEnd): void {
+    for (const stream of [...this.streams]) stream.end(why)
+  }
+}

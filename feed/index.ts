@@ -1,0 +1,82 @@
+import sseModule, { type SSEPluginOptions } from '@fastify/sse'
+import type { FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
+import { createFeedLog, type FeedLog, onFeedAppend } from '../db/feed.js'
+import type { Principal } from '../db/tokens.js'
+import { FeedHub } from './hub.js'
+import { StreamTickets } from './tickets.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    feed: Feed
+  }
+}
+
+export interface Feed {
+  hub: FeedHub
+  log: FeedLog
+  tickets: StreamTickets
+  /** The principal a stream ticket stands for, if the ticket is good and its token still valid. */
+  redeemTicket(ticket: string): Principal | null
+  bufferLimit: number
+}
+
+export interface FeedOptions {
+  retentionHours: number
+  heartbeatMs: number
+  pollMs: number
+  maxStreams: number
+  maxStreamsPerToken: number
+  bufferBytes: number
+}
+
+// The package is CommonJS: its default import is the module itself, the plugin wrapped with
+// fastify-plugin (so its route hook sees the routes registered after it), which its types miss.
+const fastifySSE = sseModule as unknown as FastifyPluginAsync<SSEPluginOptions>
+
+const TOKEN_CHECK_MS = 1000
+const PRUNE_EVERY_MS = 3_600_000
+
+/**
+ * The live feed (docs/EVENTS.md): the log of changes, the hub that pushes them to open streams,
+ * and stream tickets for browsers. Routes are in routes/events.
+ */
+export default fp<FeedOptions>(
+  async function feedPlugin(fastify, opts) {
+    await fastify.register(fastifySSE, { heartbeatInterval: opts.heartbeatMs })
+    const log = createFeedLog(fastify.db)
+    const hub = new FeedHub(log, { maxStreams: opts.maxStreams, maxStreamsPerToken: opts.maxStreamsPerToken })
+    const tickets = new StreamTickets()
+
+    function redeemTicket(ticket: string): Principal | null {
+      const tokenId = tickets.redeem(ticket)
+      const info = tokenId === null ? undefined : fastify.tokens.get(tokenId)
+      if (!info || info.revokedAt !== null || (info.expiresAt !== null && info.expiresAt <= Date.now())) return null
+      return { tokenId: info.tokenId, account: info.account, role: info.role, facility: info.facility }
+    }
+
+    function prune() {
+      log.prune(Date.now() - opts.retentionHours * 3_600_000)
+    }
+
+    const stopListening = onFeedAppend(fastify.db, () => hub.wake())
+    const timers = [
+      setInterval(() => hub.pump(), opts.pollMs),
+      setInterval(() => hub.checkTokens((id) => fastify.tokens.get(id)), TOKEN_CHECK_MS),
+      setInterval(prune, PRUNE_EVERY_MS),
+    ]
+    for (const timer of timers) timer.unref()
+    prune()
+
+    fastify.decorate('feed', { hub, log, tickets, redeemTicket, bufferLimit: opts.bufferBytes })
+    // Streams never end by themselves: ending them first lets the server close and the process
+    // exit within the shutdown time, each client with a clean end of its response.
+    fastify.addHook('preClose', function endStreams(done) {
+      for (const timer of timers) clearInterval(timer)
+      stopListening()
+      hub.endAll('shutdown')
+      done()
+    })
+  },
+  { name: 'feed', fastify: '5.x', dependencies: ['db'] },
+)

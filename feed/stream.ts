@@ -1,0 +1,87 @@
+import type { ServerResponse } from 'node:http'
+import type { FeedResource } from '../db/feed.js'
+import type { Principal } from '../db/tokens.js'
+import { type FeedDelivery, sseFrame } from './views.js'
+
+export type StreamEnd = 'client' | 'overflow' | 'token' | 'shutdown'
+
+/**
+ * One open `GET /events`: who reads, which resources, and how far it has got. `pos` is the seq of
+ * the last event this stream has passed (sent, or skipped as not for it); the hub sends it only
+ * events after that, so nothing is sent twice. Writes never wait: a client that reads slower than
+ * the ward changes fills its socket buffer, and past `bufferLimit` bytes its connection is cut (the
+ * client resumes by id), so it costs the server a bounded amount of memory and delays no one else.
+ */
+export class FeedStream {
+  pos: number
+  live = false
+  ended = false
+  private readonly raw: ServerResponse
+  private readonly bufferLimit: number
+  private readonly endListeners: ((why: StreamEnd) => void)[] = []
+
+  constructor(
+    readonly viewer: Principal,
+    readonly resources: ReadonlySet<FeedResource>,
+    raw: ServerResponse,
+    options: { pos: number; bufferLimit: number },
+  ) {
+    this.raw = raw
+    this.pos = options.pos
+    this.bufferLimit = options.bufferLimit
+    raw.on('close', () => this.end('client'))
+  }
+
+  /** Passes an event; writes it if it is for this stream and its viewer may read it. */
+  deliver(event: FeedDelivery): void {
+    if (this.ended || event.seq <= this.pos) return
+    this.pos = event.seq
+    if (!this.resources.has(event.resource)) return
+    const frame = event.frameFor(this.viewer)
+    if (frame !== null) this.write(frame)
+  }
+
+  /** `ready` (live from here) or `reset` (reload, then live from here): both carry the position. */
+  announce(name: 'ready' | 'reset', seq: number): void {
+    this.pos = seq
+    this.write(sseFrame(seq, name, JSON.stringify({ lastEventId: String(seq) })))
+  }
+
+  /** True while the socket buffer is over half full: a catching-up stream waits for it to drain. */
+  get congested(): boolean {
+    return this.raw.writableLength > this.bufferLimit / 2
+  }
+
+  /** Resolves once the buffer has drained or the stream has ended. */
+  drained(): Promise<void> {
+    if (this.ended || !this.congested) return Promise.resolve()
+    return new Promise((resolve) => {
+      const done = () => {
+        this.raw.off('drain', done)
+        resolve()
+      }
+      this.raw.once('drain', done)
+      this.onEnd(done)
+    })
+  }
+
+  onEnd(listener: (why: StreamEnd) => void): void {
+    if (this.ended) listener('client')
+    else this.endListeners.push(listener)
+  }
+
+  /** Ends the stream: a clean end of the response, or cut at once when its buffer overflowed. */
+  end(why: StreamEnd): void {
+    if (this.ended) return
+    this.ended = true
+    if (why === 'overflow') this.raw.destroy()
+    else if (why !== 'client') this.raw.end()
+    for (const listener of this.endListeners.splice(0)) listener(why)
+  }
+
+  private write(frame: string): void {
+    if (this.ended) return
+    this.raw.write(frame)
+    if (this.raw.writableLength > this.bufferLimit) this.end('overflow')
+  }
+}

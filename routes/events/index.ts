@@ -1,0 +1,96 @@
+import createError from '@fastify/error'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { FEED_RESOURCES, type FeedResource } from '../../db/feed.js'
+import { FeedStream } from '../../feed/stream.js'
+import { errorResponses, NoBody } from '../../plugins/schemas.js'
+import { EventStream, EventsQuery, StreamTicket } from './schema.js'
+
+const TooManyStreamsError = createError('TOO_MANY_STREAMS', '%s', 429)
+const InvalidLastEventIdError = createError(
+  'INVALID_LAST_EVENT_ID',
+  'Last-Event-ID must be an event id this service sent (a whole number)',
+  400,
+)
+
+const UnknownResourceError = createError(
+  'UNKNOWN_RESOURCE',
+  'querystring.resources: unknown resource %s (known: %s)',
+  400,
+)
+
+const REFUSALS = {
+  'too-many-streams': 'the service has as many open event streams as it allows; retry later',
+  'too-many-streams-for-token': 'this token has as many open event streams as it may; close one first',
+} as const
+
+const RETRY_AFTER_SECONDS = '5'
+const tags = ['live feed']
+
+function resourcesOf(list: string | undefined): Set<FeedResource> {
+  if (list === undefined) return new Set(FEED_RESOURCES)
+  const names = list.split(',')
+  const unknown = names.find((name) => !(FEED_RESOURCES as readonly string[]).includes(name))
+  if (unknown !== undefined) throw new UnknownResourceError(`'${unknown}'`, FEED_RESOURCES.join(', '))
+  return new Set(names as FeedResource[])
+}
+
+function lastEventIdOf(header: string | string[] | undefined, query: string | undefined): number | null {
+  const value = Array.isArray(header) ? header[0] : (header ?? query)
+  if (value === undefined || value === '') return null
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(value)) throw new InvalidLastEventIdError()
+  return Number(value)
+}
+
+/** The live feed over Server-Sent Events (docs/EVENTS.md). */
+const eventRoutes: FastifyPluginAsyncTypebox = async function eventRoutes(fastify) {
+  fastify.get(
+    '/events',
+    {
+      sse: { kind: 'only' },
+      // A browser's EventSource cannot send the Authorization header: a stream ticket stands in.
+      config: { streamTicket: true },
+      schema: {
+        tags,
+        summary: 'a text/event-stream of the changes the caller may read, resumable by event id',
+        querystring: EventsQuery,
+        response: { 200: { content: { 'text/event-stream': { schema: EventStream } } }, ...errorResponses(406) },
+      },
+    },
+    async function streamEvents(request, reply) {
+      const lastEventId = lastEventIdOf(request.headers['last-event-id'], request.query.lastEventId)
+      const resources = resourcesOf(request.query.resources)
+      const refusal = fastify.feed.hub.refusal(request.principal)
+      if (refusal) {
+        reply.header('retry-after', RETRY_AFTER_SECONDS)
+        throw new TooManyStreamsError(REFUSALS[refusal])
+      }
+      reply.header('cache-control', 'no-store')
+      reply.sse.keepAlive()
+      reply.sse.sendHeaders()
+      const stream = new FeedStream(request.principal, resources, reply.raw, {
+        pos: 0,
+        bufferLimit: fastify.feed.bufferLimit,
+      })
+      fastify.feed.hub.open(stream, lastEventId)
+    },
+  )
+
+  fastify.post(
+    '/events/tickets',
+    {
+      // Asking for a ticket changes nothing but the caller's own state: a read token may.
+      config: { role: 'read' },
+      schema: {
+        tags,
+        summary: 'a single-use ticket that opens one event stream within 30 s (for EventSource)',
+        body: NoBody,
+        response: { 200: StreamTicket, ...errorResponses() },
+      },
+    },
+    async function issueStreamTicket(request) {
+      return fastify.feed.tickets.issue(request.principal.tokenId)
+    },
+  )
+}
+
+export default eventRoutes
