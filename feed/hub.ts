@@ -47,6 +47,13 @@ export class FeedHub {
   }
 
   pump(): void {
+    // Events pruned before they were read (only if retention were shorter than a pump): the live
+    // streams cannot have them any more, so they are told to reload.
+    const pruned = this.log.prunedThrough()
+    if (this.cursor < pruned) {
+      this.cursor = pruned
+      for (const stream of this.streams) if (stream.live) stream.announce('reset', pruned)
+    }
     for (;;) {
       const events = this.log.between(this.cursor, Number.MAX_SAFE_INTEGER, PAGE)
       for (const event of events) {
@@ -104,7 +111,12 @@ export class FeedHub {
         return
       }
       const events = this.log.between(stream.pos, this.cursor, PAGE)
-      for (const event of events) stream.deliver(new FeedDelivery(event))
+      for (const event of events) {
+        // Sent as fast as the client reads, never faster: a catch-up of days fits any buffer.
+        if (stream.congested) await stream.drained()
+        if (stream.ended) return
+        stream.deliver(new FeedDelivery(event))
+      }
       if (events.length < PAGE) {
         // Everything up to the hub's position is passed: from here the hub delivers.
         stream.pos = this.cursor

@@ -9,8 +9,9 @@ export type StreamEnd = 'client' | 'overflow' | 'token' | 'shutdown'
  * One open `GET /events`: who reads, which resources, and how far it has got. `pos` is the seq of
  * the last event this stream has passed (sent, or skipped as not for it); the hub sends it only
  * events after that, so nothing is sent twice. Writes never wait: a client that reads slower than
- * the ward changes fills its socket buffer, and past `bufferLimit` bytes its connection is cut (the
- * client resumes by id), so it costs the server a bounded amount of memory and delays no one else.
+ * the ward changes fills its socket buffer, and once more than `bufferLimit` bytes wait unsent its
+ * connection is cut (the client resumes by id), so it costs the server a bounded amount of memory
+ * (the limit plus one event) and delays no one else.
  */
 export class FeedStream {
   pos: number
@@ -47,9 +48,9 @@ export class FeedStream {
     this.write(sseFrame(seq, name, JSON.stringify({ lastEventId: String(seq) })))
   }
 
-  /** True while the socket buffer is over half full: a catching-up stream waits for it to drain. */
+  /** Node's own signal that the socket buffer is full: a catching-up stream waits for 'drain'. */
   get congested(): boolean {
-    return this.raw.writableLength > this.bufferLimit / 2
+    return this.raw.writableNeedDrain
   }
 
   /** Resolves once the buffer has drained or the stream has ended. */
@@ -79,9 +80,13 @@ export class FeedStream {
     for (const listener of this.endListeners.splice(0)) listener(why)
   }
 
+  /**
+   * The client is cut when it is behind, when what it has not read yet is over the limit; not for
+   * the size of one event, which could otherwise cut every stream on every reconnect.
+   */
   private write(frame: string): void {
     if (this.ended) return
-    this.raw.write(frame)
     if (this.raw.writableLength > this.bufferLimit) this.end('overflow')
+    else this.raw.write(frame)
   }
 }

@@ -87,7 +87,9 @@ const eventRoutes: FastifyPluginAsyncTypebox = async function eventRoutes(fastif
         response: { 200: StreamTicket, ...errorResponses() },
       },
     },
-    async function issueStreamTicket(request) {
+    async function issueStreamTicket(request, reply) {
+      // A ticket is a credential for 30 s: nothing on the way may keep a copy.
+      reply.header('cache-control', 'no-store')
       return fastify.feed.tickets.issue(request.principal.tokenId)
     },
   )

@@ -1,0 +1,96 @@
+import { connect } from 'node:net'
+import t from 'tap'
+import { bearer } from '../helper.js'
+import { listeningApp, openStream } from './helpers.js'
+
+const waitUntil = async (check: () => boolean, what: string, ms = 10_000) => {
+  const end = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+t.test('streams per token and in all are limited: 429 with Retry-After', async (t) => {
+  const { app, tokens, base } = await listeningApp(t, { FEED_MAX_STREAMS_PER_TOKEN: 2, FEED_MAX_STREAMS: 3 })
+  const first = await openStream(`${base}/events`, bearer(tokens.read))
+  const second = await openStream(`${base}/events`, bearer(tokens.read))
+  t.teardown(() => [first, second].forEach((s) => s.close()))
+  const third = await openStream(`${base}/events`, bearer(tokens.read))
+  t.equal(third.status, 429)
+  t.equal(third.headers['retry-after'], '5')
+  t.equal(JSON.parse(third.body).code, 'TOO_MANY_STREAMS')
+
+  const other = await openStream(`${base}/events`, bearer(tokens.readA))
+  t.teardown(() => other.close())
+  t.equal(other.status, 200, 'another token still may')
+  const full = await openStream(`${base}/events`, bearer(tokens.admin))
+  t.equal(full.status, 429, 'the service-wide limit')
+
+  first.close()
+  await waitUntil(() => app.feed.hub.size === 2, 'the closed stream to be forgotten')
+  const again = await openStream(`${base}/events`, bearer(tokens.read))
+  t.teardown(() => again.close())
+  t.equal(again.status, 200, 'a closed stream frees its place')
+})
+
+t.test('a client that stops reading is cut past the buffer limit; the others get everything', async (t) => {
+  const { app, tokens, base } = await listeningApp(t, { FEED_BUFFER_BYTES: 65_536 })
+  const fast = await openStream(`${base}/events?resources=form-templates`, bearer(tokens.read))
+  t.teardown(() => fast.close())
+  const { port } = new URL(base)
+  const stalled = connect(Number(port), '127.0.0.1')
+  t.teardown(() => stalled.destroy())
+  stalled.write(
+    `GET /events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer ${tokens.read}\r\n\r\n`,
+  )
+  await waitUntil(() => app.feed.hub.size === 2, 'the stalled stream to open')
+  stalled.pause() // reads nothing more: the kernel buffers fill, then the server's
+
+  const template = 'x'.repeat(190_000)
+  const writes = 80
+  for (let i = 0; i < writes; i++) {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/form-templates',
+      headers: bearer(tokens.write),
+      payload: { type: `big-${i}`, template },
+    })
+    t.equal(res.statusCode, 200, `write ${i}`)
+  }
+  await fast.until((s) => s.changes().length === writes, 30_000, 'every change on the reading stream')
+  t.same(
+    fast.changes().map((e) => JSON.parse(e.data).type),
+    Array.from({ length: writes }, (_, i) => `big-${i}`),
+  )
+  await waitUntil(() => app.feed.hub.size === 1, 'the stalled stream to be cut')
+  t.pass('15 MB of changes did not pile up for a client that does not read')
+})
+
+t.test('the streams of a revoked or expired token close within seconds', async (t) => {
+  const { app, base } = await listeningApp(t)
+  const revoked = app.tokens.create({ account: 'tablet-1', role: 'read' })
+  const expiring = app.tokens.create({ account: 'tablet-2', role: 'read', expiresAt: Date.now() + 1500 })
+  const kept = app.tokens.create({ account: 'tablet-3', role: 'read' })
+  const streams = await Promise.all(
+    [revoked, expiring, kept].map(({ token }) => openStream(`${base}/events`, bearer(token))),
+  )
+  t.teardown(() => streams.forEach((s) => s.close()))
+  app.tokens.revoke(revoked.info.tokenId)
+  await streams[0]?.until((s) => s.ended, 10_000, 'the revoked token stream to end')
+  await streams[1]?.until((s) => s.ended, 10_000, 'the expired token stream to end')
+  t.notOk(streams[2]?.ended, 'a valid token keeps its stream')
+})
+
+t.test('closing the app ends every stream cleanly', async (t) => {
+  const { app, tokens, base } = await listeningApp(t)
+  const streams = await Promise.all(
+    [tokens.read, tokens.readA, tokens.admin].map((tk) => openStream(`${base}/events`, bearer(tk))),
+  )
+  await app.close()
+  for (const stream of streams) {
+    await stream.until((s) => s.ended)
+    t.notOk(stream.errored, 'a clean end of the response, not a reset')
+  }
+  t.equal(app.feed.hub.size, 0)
+})
