@@ -67,6 +67,9 @@ const eventRoutes: FastifyPluginAsyncTypebox = async function eventRoutes(fastif
       reply.header('cache-control', 'no-store')
       reply.sse.keepAlive()
       reply.sse.sendHeaders()
+      // Node holds the head back until the first write, and a resumed stream with nothing missed
+      // has none yet: the client must see its stream open (EventSource's `open`) at once.
+      reply.raw.flushHeaders()
       const stream = new FeedStream(request.principal, resources, reply.raw, {
         pos: 0,
         bufferLimit: fastify.feed.bufferLimit,

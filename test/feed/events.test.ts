@@ -1,6 +1,6 @@
 import t from 'tap'
 import { bearer } from '../helper.js'
-import { json, listeningApp, openStream } from './helpers.js'
+import { firstMessage, json, listeningApp, openStream } from './helpers.js'
 
 const admit = (bed: string, extra: Record<string, unknown> = {}) => ({
   encounter: `enc-${bed}`,
@@ -17,7 +17,7 @@ t.test('every change arrives once, in commit order, with the record as GET shows
   t.match(stream.headers['content-type'], /^text\/event-stream/)
   t.equal(stream.headers['cache-control'], 'no-store')
   t.equal(stream.headers['x-content-type-options'], 'nosniff')
-  t.equal(stream.events[0]?.event, 'ready', 'a new stream starts with ready')
+  t.equal((await firstMessage(stream)).event, 'ready', 'a new stream starts with ready')
 
   const auth = bearer(tokens.write)
   const created = await app.inject({

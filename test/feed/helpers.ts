@@ -130,12 +130,20 @@ export class RawStream {
   }
 }
 
-/** Opens a stream and waits for its first message (or its error answer). */
+/**
+ * Opens a stream and waits for its answer: the status and headers, and for an error its whole
+ * body. A new stream's first message (ready) needs `firstMessage`; a resumed one may have none.
+ */
 export async function openStream(url: string, headers: Record<string, string> = {}): Promise<RawStream> {
   const stream = new RawStream(url, headers)
-  await stream.until((s) => s.events.length > 0 || s.ended || (s.status !== 0 && s.status !== 200), 10_000, 'open')
-  if (stream.status !== 200) await stream.until((s) => s.ended, 10_000, 'error body')
+  await stream.until((s) => s.status !== 0 || s.ended, 10_000, 'the answer')
+  if (stream.status !== 200) await stream.until((s) => s.ended, 10_000, 'the error body')
   return stream
+}
+
+export async function firstMessage(stream: RawStream): Promise<SseEvent> {
+  await stream.until((s) => s.events.length > 0, 10_000, 'a first message')
+  return stream.events[0] as SseEvent
 }
 
 export function json(data: string): unknown {
