@@ -15,7 +15,9 @@ t.test('streams per token and in all are limited: 429 with Retry-After', async (
   const { app, tokens, base } = await listeningApp(t, { FEED_MAX_STREAMS_PER_TOKEN: 2, FEED_MAX_STREAMS: 3 })
   const first = await openStream(`${base}/events`, bearer(tokens.read))
   const second = await openStream(`${base}/events`, bearer(tokens.read))
-  t.teardown(() => [first, second].forEach((s) => s.close()))
+  t.teardown(() => {
+    for (const s of [first, second]) s.close()
+  })
   const third = await openStream(`${base}/events`, bearer(tokens.read))
   t.equal(third.status, 429)
   t.equal(third.headers['retry-after'], '5')
@@ -75,7 +77,9 @@ t.test('the streams of a revoked or expired token close within seconds', async (
   const streams = await Promise.all(
     [revoked, expiring, kept].map(({ token }) => openStream(`${base}/events`, bearer(token))),
   )
-  t.teardown(() => streams.forEach((s) => s.close()))
+  t.teardown(() => {
+    for (const s of streams) s.close()
+  })
   app.tokens.revoke(revoked.info.tokenId)
   await streams[0]?.until((s) => s.ended, 10_000, 'the revoked token stream to end')
   await streams[1]?.until((s) => s.ended, 10_000, 'the expired token stream to end')
