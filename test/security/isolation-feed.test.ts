@@ -15,7 +15,8 @@ import {
 
 type Change =
   | { kind: 'record'; resource: ResourceName; target: number }
-  | { kind: 'discharge' | 'remove'; pick: number }
+  | { kind: 'discharge'; pick: number }
+  | { kind: 'remove'; pick: number }
   | { kind: 'seen'; pick: number; by: number }
 
 const change: fc.Arbitrary<Change> = fc.oneof(
