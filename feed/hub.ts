@@ -24,6 +24,7 @@ export class FeedHub {
   private readonly perToken = new Map<string, number>()
   private cursor: number
   private wakeScheduled = false
+  private stopped = false
 
   constructor(
     private readonly log: FeedLog,
@@ -47,6 +48,7 @@ export class FeedHub {
   }
 
   pump(): void {
+    if (this.stopped) return
     // Events pruned before they were read (only if retention were shorter than a pump): the live
     // streams cannot have them any more, so they are told to reload.
     const pruned = this.log.prunedThrough()
@@ -142,8 +144,9 @@ export class FeedHub {
     }
   }
 
-  /** Ends every stream (shutdown): each gets a clean end of its response. */
-  endAll(why: StreamEnd): void {
-    for (const stream of [...this.streams]) stream.end(why)
+  /** Ends every stream (shutdown), each with a clean end of its response, and reads no more. */
+  stop(): void {
+    this.stopped = true
+    for (const stream of [...this.streams]) stream.end('shutdown')
   }
 }

@@ -74,7 +74,7 @@ export default fp<FeedOptions>(
     fastify.addHook('preClose', function endStreams(done) {
       for (const timer of timers) clearInterval(timer)
       stopListening()
-      hub.endAll('shutdown')
+      hub.stop()
       done()
     })
   },

@@ -43,8 +43,9 @@ t.test('create: the facility comes from the token; naming another is refused; re
 t.test('a read token is refused on every route that is not a GET (from the OpenAPI document)', async (t) => {
   const { app, callers, root } = await buildMatrixApp(t)
   const doc = (await app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> }
-  // Marking a notification seen is the reader's own state, documented as allowed to read tokens.
-  const readerRoutes = new Set(['POST /notifications/{id}/seen'])
+  // Marking a notification seen and asking for a stream ticket change only the reader's own state,
+  // documented as allowed to read tokens (CONTRACT.md §4); test/feed/tickets.test.ts covers the latter.
+  const readerRoutes = new Set(['POST /notifications/{id}/seen', 'POST /events/tickets'])
   const routes = Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.keys(methods)
       .map((m) => m.toUpperCase())
