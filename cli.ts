@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-import { existsSync, realpathSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { copyFileSync, existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import BetterSqlite3 from 'better-sqlite3'
 import { Command, InvalidArgumentError, Option } from 'commander'
+import { PROJECT_ROOT } from './config.js'
 import { createAuditLog } from './db/audit.js'
 import { type Database, openDatabase } from './db/connection.js'
 import { unstorableValue } from './db/json-values.js'
@@ -202,10 +206,65 @@ export function buildProgram(io: CliIo): Command {
       })
     })
 
+  program
+    .command('smoke')
+    .description(
+      'run examples/smoke-test.mjs on a copy of the database, thrown away afterwards (safe while the server runs)',
+    )
+    .action(async () => {
+      const path = program.opts<{ database: string }>().database
+      if (!existsSync(path)) throw new CliError(`no database at ${path}: pass --database (or set DATABASE_PATH)`)
+      if (!(await smokeOnCopy(path, io))) throw new CliError('smoke test failed')
+    })
+
   return program
 }
 
 export class CliError extends Error {}
+
+/**
+ * The smoke test on a copy: the file is opened read-only and copied with SQLite's online backup
+ * (consistent while the server writes), so the original and its -wal are never written.
+ */
+async function smokeOnCopy(path: string, io: CliIo): Promise<boolean> {
+  const dir = mkdtempSync(join(tmpdir(), 'facility-smoke-'))
+  try {
+    const copy = join(dir, 'copy.db')
+    if (existsSync(`${path}-wal`)) {
+      // A server (or the CLI) has it open: copy through SQLite's online backup, which reads a
+      // consistent state while others write; a reader never writes to the -wal.
+      const source = new BetterSqlite3(path, { readonly: true, fileMustExist: true })
+      try {
+        await source.backup(copy)
+      } finally {
+        source.close()
+      }
+    } else {
+      // Nobody has it open (a clean close folds the -wal into the file and removes it): the file
+      // alone is the whole database. Opening it, even read-only, would leave a -wal and a -shm.
+      copyFileSync(path, copy)
+    }
+    io.out(`copied ${path} to a scratch file`)
+    const { build } = await import('./index.js')
+    const example = pathToFileURL(join(PROJECT_ROOT, 'examples', 'smoke-test.mjs')).href
+    const { smokeTest } = (await import(example)) as {
+      smokeTest: (service: unknown, print: (line: string) => void) => Promise<void>
+    }
+    const service = await build({ database: copy })
+    try {
+      await smokeTest(service, io.out)
+      io.out('smoke test passed')
+      return true
+    } catch (error) {
+      io.out(`FAIL ${(error as Error).message}`)
+      return false
+    } finally {
+      await service.close()
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
 
 /** Runs the tool; resolves to the process exit code. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {

@@ -170,7 +170,11 @@ export interface JsonPage {
  * serializing them again: for 50 records that is about a third of the time. The caller sends the
  * text as it is; it holds exactly the fields the response schema names.
  */
-export function createJsonLister(db: Database, table: string, fields: readonly JsonField[]) {
+export function createJsonLister(
+  db: Database,
+  table: string,
+  fields: readonly JsonField[],
+): (base: Condition, query: ListQuery) => JsonPage {
   const prepare = statementCache(db)
   // Keyed by the short parts of the query; the record's SQL (a kilobyte) is built once per selection.
   const pages = new Map<string, { statement: Statement; record: JsonRecord }>()

@@ -1,6 +1,6 @@
 import type { FeedLog } from '../db/feed.js'
 import type { Principal, TokenInfo } from '../db/tokens.js'
-import type { FeedStream, StreamEnd } from './stream.js'
+import type { FeedStream } from './stream.js'
 import { FeedDelivery } from './views.js'
 
 const PAGE = 500
