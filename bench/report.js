@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
+import { fanoutSection } from './feed/report.js'
 import { ROOT } from './processes.js'
 
 const REPORT = join(ROOT, 'docs', 'PERFORMANCE.md')
@@ -163,6 +164,7 @@ function resultsSection(report) {
   ]
   for (const note of report.notes) lines.push(`- ${note}`)
   if (report.scale) lines.push('', scaleSection(report.scale))
+  if (report.fanout) lines.push('', fanoutSection(report.fanout))
   return lines.join('\n')
 }
 

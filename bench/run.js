@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { runFanout } from './feed/fanout.js'
 import { load, probe } from './load.js'
 import { startBare, startService } from './processes.js'
 import { machine, printTable, writeReport } from './report.js'
@@ -19,7 +20,10 @@ const HELP = `npm run bench -- [options]
   --warmup S           warm-up seconds before each scenario (default 3)
   --connections N      concurrent connections (default 50)
   --only a,b           run only these scenarios (get, list, list-bed, create, patch, ft-create, ft-get,
-                       notifications, render)
+                       notifications, render, fanout)
+  --fanout-streams N   open event streams in the live feed's fan-out (default 1000)
+  --fanout-rates a,b   changes per second to measure the fan-out at (default 10,20,40,50)
+  --fanout-seconds S   seconds per fan-out rate (default 10)
   --compare N          afterwards, seed N occupants (e.g. 1000000) on a second server and compare the lists
   --log-level L        the service's LOG_LEVEL (default warn)
   --profile DIR        run the service with --cpu-prof, profiles written to DIR
@@ -37,6 +41,9 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '50' },
     only: { type: 'string' },
     compare: { type: 'string' },
+    'fanout-streams': { type: 'string', default: '1000' },
+    'fanout-rates': { type: 'string', default: '10,20,40,50' },
+    'fanout-seconds': { type: 'string', default: '10' },
     'log-level': { type: 'string', default: 'warn' },
     profile: { type: 'string' },
     verbose: { type: 'boolean', default: false },
@@ -177,6 +184,20 @@ async function main() {
   let scale = null
   if (options.compare) scale = await compareScale(options.compare, results, ctx)
 
+  let fanout = null
+  if (!options.only || options.only.has('fanout')) {
+    log('live feed fan-out (limit, service, peer)')
+    fanout = await runFanout({
+      workdir,
+      log,
+      streams: Number(args['fanout-streams']),
+      rates: args['fanout-rates'].split(',').map(Number),
+      seconds: Number(args['fanout-seconds']),
+      createDuration: options.duration,
+      createWarmup: options.warmup,
+    })
+  }
+
   const report = {
     started,
     info,
@@ -188,6 +209,7 @@ async function main() {
     peakRss,
     renderRss,
     scale,
+    fanout,
     notes: [`form templates: ${templateNote}`, ...seededNotes(seeded)],
   }
   printTable(report)

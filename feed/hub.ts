@@ -21,6 +21,9 @@ export type OpenRefusal = 'too-many-streams' | 'too-many-streams-for-token'
  */
 export class FeedHub {
   private readonly streams = new Set<FeedStream>()
+  // The streams by their token's facility (null: tokens without one), so an event is offered only
+  // to the streams that might see it: a ward's writes cost nothing to another ward's open boards.
+  private readonly byFacility = new Map<string | null, Set<FeedStream>>()
   private readonly perToken = new Map<string, number>()
   private cursor: number
   private wakeScheduled = false
@@ -60,11 +63,23 @@ export class FeedHub {
       const events = this.log.between(this.cursor, Number.MAX_SAFE_INTEGER, PAGE)
       for (const event of events) {
         const delivery = new FeedDelivery(event)
-        for (const stream of this.streams) if (stream.live) stream.deliver(delivery)
+        for (const group of this.audienceOf(delivery))
+          for (const stream of group) if (stream.live) stream.deliver(delivery)
         this.cursor = event.seq
       }
       if (events.length < PAGE) return
     }
+  }
+
+  /**
+   * The groups of streams that may see the event: its facility's and those without a facility; a
+   * notification for every facility, every group. The views decide the rest (feed/views.ts).
+   */
+  private audienceOf(delivery: FeedDelivery): Set<FeedStream>[] {
+    if (delivery.forEveryFacility) return [...this.byFacility.values()]
+    const unbound = this.byFacility.get(null)
+    const own = delivery.facility === null ? undefined : this.byFacility.get(delivery.facility)
+    return [own, unbound].filter((group): group is Set<FeedStream> => group !== undefined)
   }
 
   /** Whether one more stream of this token may open. */
@@ -84,8 +99,14 @@ export class FeedHub {
     this.streams.add(stream)
     const tokenId = stream.viewer.tokenId
     this.perToken.set(tokenId, (this.perToken.get(tokenId) ?? 0) + 1)
+    const facility = stream.viewer.facility
+    const group = this.byFacility.get(facility) ?? new Set<FeedStream>()
+    group.add(stream)
+    this.byFacility.set(facility, group)
     stream.onEnd(() => {
       this.streams.delete(stream)
+      group.delete(stream)
+      if (group.size === 0 && this.byFacility.get(facility) === group) this.byFacility.delete(facility)
       const left = (this.perToken.get(tokenId) ?? 1) - 1
       if (left > 0) this.perToken.set(tokenId, left)
       else this.perToken.delete(tokenId)

@@ -31,6 +31,7 @@ export function sseFrame(id: number, name: string, data: string): string {
 export class FeedDelivery {
   readonly seq: number
   readonly resource: FeedResource
+  readonly facility: string | null
   private readonly event: FeedEvent
   private readonly name: string
   private shared: string | undefined
@@ -41,7 +42,18 @@ export class FeedDelivery {
     this.event = event
     this.seq = event.seq
     this.resource = event.resource
+    this.facility = event.facility
     this.name = `${event.resource} ${event.action}`
+  }
+
+  /** A notification without a facility that is not only for tokens without one: every facility's. */
+  get forEveryFacility(): boolean {
+    return this.resource === 'notifications' && this.facility === null && !this.notification().unboundOnly
+  }
+
+  private notification(): NotificationSnapshot {
+    this.snapshot ??= JSON.parse(this.event.payload) as NotificationSnapshot
+    return this.snapshot
   }
 
   /** The SSE message for this viewer, or null when the viewer may not read this change. */
@@ -54,8 +66,7 @@ export class FeedDelivery {
   }
 
   private notificationFrame(viewer: Viewer): string | null {
-    this.snapshot ??= JSON.parse(this.event.payload) as NotificationSnapshot
-    const snapshot = this.snapshot
+    const snapshot = this.notification()
     if (!mayRead(viewer, snapshot)) return null
     // A mark seen is news only to those who may learn of that reader (docs/notifications.md).
     if (snapshot.reader && !learnsOf(viewer, snapshot.reader)) return null
