@@ -28,7 +28,7 @@ export const ConfigSchema = Type.Object({
   AUTH_FAILURE_LIMIT: Type.Integer({
     minimum: 1,
     default: 20,
-    description: 'failed authentications per address per window',
+    description: 'failed authentications per address (or per known token id) per window; past it failing requests get 429',
   }),
   AUTH_FAILURE_WINDOW_MS: Type.Integer({ minimum: 1000, default: 900_000 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
