@@ -11,6 +11,7 @@ import dbPlugin from './plugins/db.js'
 import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
 import jsonBody from './plugins/json-body.js'
+import { requestSerializer } from './plugins/log-serializers.js'
 import notificationProducer from './plugins/notification-producer.js'
 import openapiPlugin from './plugins/openapi.js'
 import queryStringCheck, { parseQueryString } from './plugins/query-string.js'
@@ -68,10 +69,14 @@ export function listenOptions(config: Config): FastifyHttpOptions<Server> {
   }
 }
 
-/** Structured logs with request ids; credentials are never written. */
+/**
+ * Structured logs with request ids; credentials are never written, and neither are query values or
+ * bodies, which name patients (plugins/log-serializers.ts), unless LOG_QUERY_VALUES is set.
+ */
 export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   return {
     level: config.LOG_LEVEL,
+    serializers: { req: requestSerializer(config.LOG_QUERY_VALUES) },
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
   }
 }

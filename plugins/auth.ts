@@ -98,8 +98,9 @@ export default fp<AuthPluginOptions>(
       keys: [],
       // The scheme name is case-insensitive in HTTP (RFC 9110 §11.1): `bearer` and `BEARER` work too.
       specCompliance: 'rfc6749',
-      // Logged by refuse() below, which knows whether the request is throttled.
-      verifyErrorLogLevel: '',
+      // refuse() below logs refusals, knowing whether the request is throttled; this plugin's own
+      // line (one per failure, throttled or not) is kept for tracing only.
+      verifyErrorLogLevel: 'trace',
       auth(token: string, request: FastifyRequest) {
         const result = fastify.tokens.check(token)
         if (!result.ok) {
@@ -124,7 +125,8 @@ export default fp<AuthPluginOptions>(
       if (ticket !== undefined) {
         if (request.headers.authorization !== undefined) return done(new TicketWithTokenError())
         const principal = opts.redeemTicket(ticket)
-        if (!principal) return refuse(request, reply, new TokenRejectedError('the stream ticket is unknown, used or expired'), done)
+        if (!principal)
+          return refuse(request, reply, new TokenRejectedError('the stream ticket is unknown, used or expired'), done)
         request.principal = principal
         return authorize()
       }

@@ -41,7 +41,9 @@ t.test('a tablet with a revoked token knocks all day; the rest of the ward keeps
   app.tokens.revoke(stale.info.tokenId)
   const knocks: number[] = []
   for (let i = 0; i < 10; i++) {
-    knocks.push((await app.inject({ url: '/ward-occupants', headers: bearer(stale.token), remoteAddress: WARD })).statusCode)
+    knocks.push(
+      (await app.inject({ url: '/ward-occupants', headers: bearer(stale.token), remoteAddress: WARD })).statusCode,
+    )
     const neighbour = await app.inject({ url: '/ward-occupants', headers: bearer(tokens.readA), remoteAddress: WARD })
     t.equal(neighbour.statusCode, 200, `neighbour after knock ${i + 1}`)
   }
@@ -59,7 +61,11 @@ t.test('a known token id with a wrong secret is throttled by id; its correct sec
   t.match(throttled.json(), { code: 'TOO_MANY_AUTH_FAILURES' })
   const owner = await app.inject({ url: '/ward-occupants', headers: bearer(tokens.readA), remoteAddress: '10.2.0.4' })
   t.equal(owner.statusCode, 200, 'the same id with its correct secret: 200')
-  const ownerElsewhere = await app.inject({ url: '/ward-occupants', headers: bearer(tokens.readA), remoteAddress: WARD })
+  const ownerElsewhere = await app.inject({
+    url: '/ward-occupants',
+    headers: bearer(tokens.readA),
+    remoteAddress: WARD,
+  })
   t.equal(ownerElsewhere.statusCode, 200, 'from any address')
   const otherId = await app.inject({
     url: '/ward-occupants',
@@ -96,7 +102,11 @@ t.test('behind TRUST_PROXY the forwarded address is the key', async (t) => {
   for (let i = 0; i < 2; i++) t.equal((await from('203.0.113.5', unknownToken)).statusCode, 401)
   t.equal((await from('203.0.113.5', unknownToken)).statusCode, 429, 'the failing client is throttled')
   t.equal((await from('203.0.113.6', unknownToken)).statusCode, 401, 'another client behind the same proxy is not')
-  t.equal((await from('203.0.113.5', tokens.read)).statusCode, 200, 'and the throttled client with a valid token passes')
+  t.equal(
+    (await from('203.0.113.5', tokens.read)).statusCode,
+    200,
+    'and the throttled client with a valid token passes',
+  )
 })
 
 t.test('failed stream tickets count as failures; a valid token still passes', async (t) => {
