@@ -16,6 +16,7 @@ import notificationProducer from './plugins/notification-producer.js'
 import openapiPlugin from './plugins/openapi.js'
 import queryStringCheck, { parseQueryString } from './plugins/query-string.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
+import readAuditPlugin from './plugins/read-audit.js'
 import rendererPlugin from './plugins/render/index.js'
 import securityHeaders from './plugins/security-headers.js'
 import auditRoutes from './routes/audit/index.js'
@@ -119,6 +120,10 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     await scope.register(rateLimitPlugin, {
       max: opts.config.RATE_LIMIT_MAX,
       windowMs: opts.config.RATE_LIMIT_WINDOW_MS,
+    })
+    await scope.register(readAuditPlugin, {
+      enabled: opts.config.AUDIT_READS,
+      retentionDays: opts.config.AUDIT_READS_RETENTION_DAYS,
     })
     await scope.register(wardOccupantRoutes)
     await scope.register(notificationRoutes)

@@ -33,6 +33,16 @@ export const ConfigSchema = Type.Object({
   }),
   AUTH_FAILURE_WINDOW_MS: Type.Integer({ minimum: 1000, default: 900_000 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
+  AUDIT_READS: Type.Boolean({
+    default: false,
+    description: 'log every read (who read which record or list, when) in the read log, next to the audit of changes',
+  }),
+  AUDIT_READS_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 36_500,
+    default: 365,
+    description: 'how long read-log entries are kept',
+  }),
   LOG_QUERY_VALUES: Type.Boolean({
     default: false,
     description: 'write full URLs, query values included, to the request log: they name patients; debugging only',
