@@ -123,3 +123,15 @@ t.test('failed stream tickets count as failures; a valid token still passes', as
   })
   t.equal(issued.statusCode, 200, 'a valid token asks for a ticket from the throttled address')
 })
+
+t.test('the throttle remembers at most 10 000 keys: the oldest are forgotten first', async (t) => {
+  const { app } = await buildTestApp(t, { AUTH_FAILURE_LIMIT: 1 })
+  const bad = (remoteAddress: string) =>
+    app.inject({ url: '/ward-occupants', headers: bearer(unknownToken), remoteAddress })
+  t.equal((await bad('10.200.0.1')).statusCode, 401)
+  t.equal((await bad('10.200.0.1')).statusCode, 429, 'over the limit of 1')
+  // 10 000 other addresses fail once each: memory stays bounded by dropping the oldest window.
+  for (let i = 0; i < 10_000; i++) await bad(`10.${100 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`)
+  t.equal((await bad('10.200.0.1')).statusCode, 401, 'the first address was forgotten')
+  t.equal((await bad('10.100.39.15')).statusCode, 429, 'the newest are still remembered')
+})

@@ -40,6 +40,7 @@ async function identifyingTraffic(app: Awaited<ReturnType<typeof buildApp>>) {
     { url: `/patients/${PATIENT}/${ENCOUNTER}` },
     { url: `/ward-occupants?occupiedBy[$nope]=${PATIENT}` },
     { url: `/ward-occupants?${PATIENT}=${BED}` },
+    { url: `/ward-occupants?%ZZ${ENCOUNTER}=1` },
     { method: 'POST' as const, url: '/ward-occupants', payload: admit },
     { method: 'POST' as const, url: '/ward-occupants', payload: { ...admit, ocupiedBy: PATIENT } },
     {
