@@ -11,10 +11,12 @@ import dbPlugin from './plugins/db.js'
 import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
 import jsonBody from './plugins/json-body.js'
+import { requestSerializer } from './plugins/log-serializers.js'
 import notificationProducer from './plugins/notification-producer.js'
 import openapiPlugin from './plugins/openapi.js'
 import queryStringCheck, { parseQueryString } from './plugins/query-string.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
+import readAuditPlugin from './plugins/read-audit.js'
 import rendererPlugin from './plugins/render/index.js'
 import securityHeaders from './plugins/security-headers.js'
 import auditRoutes from './routes/audit/index.js'
@@ -68,10 +70,14 @@ export function listenOptions(config: Config): FastifyHttpOptions<Server> {
   }
 }
 
-/** Structured logs with request ids; credentials are never written. */
+/**
+ * Structured logs with request ids; credentials are never written, and neither are query values or
+ * bodies, which name patients (plugins/log-serializers.ts), unless LOG_QUERY_VALUES is set.
+ */
 export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   return {
     level: config.LOG_LEVEL,
+    serializers: { req: requestSerializer(config.LOG_QUERY_VALUES) },
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
   }
 }
@@ -114,6 +120,10 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     await scope.register(rateLimitPlugin, {
       max: opts.config.RATE_LIMIT_MAX,
       windowMs: opts.config.RATE_LIMIT_WINDOW_MS,
+    })
+    await scope.register(readAuditPlugin, {
+      enabled: opts.config.AUDIT_READS,
+      retentionDays: opts.config.AUDIT_READS_RETENTION_DAYS,
     })
     await scope.register(wardOccupantRoutes)
     await scope.register(notificationRoutes)

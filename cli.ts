@@ -10,11 +10,24 @@ import { createAuditLog } from './db/audit.js'
 import { type Database, openDatabase } from './db/connection.js'
 import { unstorableValue } from './db/json-values.js'
 import { createNotificationRepository, DIRECTIONS, type NewNotification } from './db/notifications.js'
+import { createReadLog } from './db/read-log.js'
 import { createTokenRepository, ROLES, type Role, type TokenInfo } from './db/tokens.js'
 
 export interface CliIo {
   out: (line: string) => void
   err: (line: string) => void
+}
+
+const AUDIT_KINDS = ['changes', 'reads'] as const
+
+interface AuditOptions {
+  kind: (typeof AUDIT_KINDS)[number]
+  resource?: string
+  id?: string
+  facility?: string
+  account?: string
+  after?: number
+  limit: number
 }
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
@@ -169,21 +182,36 @@ export function buildProgram(io: CliIo): Command {
 
   program
     .command('audit')
-    .description('print audit log entries, oldest first, one JSON object per line')
+    .description(
+      'print audit log entries (changes, or with --kind reads the read log), oldest first, one JSON object per line',
+    )
+    .addOption(
+      new Option('--kind <kind>', 'changes or reads (AUDIT_READS=true)').choices(AUDIT_KINDS).default('changes'),
+    )
     .option('--resource <name>', 'e.g. ward-occupants, form-templates')
     .option('--id <recordId>', 'one record')
     .option('--facility <id>', 'one facility')
+    .option('--account <uid>', 'one account')
     .option('--after <seq>', 'entries after this sequence number', (v) => Number.parseInt(v, 10))
     .option('--limit <n>', 'at most this many', (v) => Number.parseInt(v, 10), 1000)
-    .action((opts: { resource?: string; id?: string; facility?: string; after?: number; limit: number }) => {
+    .action((opts: AuditOptions) => {
       withDatabase((db) => {
-        const entries = createAuditLog(db).list({
+        const filter = {
           resource: opts.resource,
           recordId: opts.id,
           facility: opts.facility,
+          account: opts.account,
           afterSeq: opts.after,
           limit: opts.limit,
-        })
+        }
+        const entries =
+          opts.kind === 'reads'
+            ? createReadLog(db)
+                .list(filter)
+                .map((e) => ({ kind: 'read', ...e }))
+            : createAuditLog(db)
+                .list(filter)
+                .map((e) => ({ kind: 'change', ...e }))
         for (const entry of entries) io.out(JSON.stringify(entry))
       })
     })

@@ -28,10 +28,25 @@ export const ConfigSchema = Type.Object({
   AUTH_FAILURE_LIMIT: Type.Integer({
     minimum: 1,
     default: 20,
-    description: 'failed authentications per address per window',
+    description:
+      'failed authentications per address (or per known token id) per window; past it failing requests get 429',
   }),
   AUTH_FAILURE_WINDOW_MS: Type.Integer({ minimum: 1000, default: 900_000 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
+  AUDIT_READS: Type.Boolean({
+    default: false,
+    description: 'log every read (who read which record or list, when) in the read log, next to the audit of changes',
+  }),
+  AUDIT_READS_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 36_500,
+    default: 365,
+    description: 'how long read-log entries are kept',
+  }),
+  LOG_QUERY_VALUES: Type.Boolean({
+    default: false,
+    description: 'write full URLs, query values included, to the request log: they name patients; debugging only',
+  }),
   // Upper bounds: the timers derived from RENDER_TIMEOUT_MS (compiling may take 5x it, a stuck
   // render process is killed 5 s after it) stay far below setTimeout's 2^31-1 ms, past which Node
   // fires after 1 ms. One isolate per CPU may use RENDER_MEMORY_MB at once, and every rendered page

@@ -230,3 +230,30 @@ CREATE TABLE feed_state (
   pruned_through INTEGER NOT NULL
 ) STRICT;
 INSERT INTO feed_state (id, pruned_through) VALUES (1, 0);
+
+-- migration 8: the read log (AUDIT_READS=true)
+-- Who read what, kept apart from audit_log, which stays the append-only record of changes. One row
+-- per read request: the reading token, its facility (a facility-bound admin sees its own
+-- facility's rows), the route, and either the record read (record_id) or, for a list, the names of
+-- its filters (JSON array, never their values) and how many records matched. Rows are written
+-- after the answer, in the next group commit, and pruned after AUDIT_READS_RETENTION_DAYS; they
+-- are never changed.
+CREATE TABLE read_log (
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  at         INTEGER NOT NULL,
+  account    TEXT NOT NULL,
+  token_id   TEXT NOT NULL,
+  facility   TEXT,
+  resource   TEXT NOT NULL,
+  operation  TEXT NOT NULL CHECK (operation IN ('get', 'list', 'render')),
+  route      TEXT NOT NULL,
+  status     INTEGER NOT NULL,
+  record_id  TEXT,
+  filters    TEXT,
+  total      INTEGER
+) STRICT;
+CREATE INDEX read_log_record ON read_log (record_id) WHERE record_id IS NOT NULL;
+CREATE INDEX read_log_at ON read_log (at);
+CREATE INDEX read_log_facility ON read_log (facility, seq);
+CREATE TRIGGER read_log_no_update BEFORE UPDATE ON read_log
+BEGIN SELECT RAISE(ABORT, 'read_log is append-only'); END;

@@ -24,6 +24,7 @@ export interface AuditFilter {
   resource?: string
   recordId?: string
   facility?: string
+  account?: string
   since?: number
   afterSeq?: number
   limit: number
@@ -75,6 +76,7 @@ export function createAuditLog(db: Database) {
      WHERE (:resource IS NULL OR resource = :resource)
        AND (:recordId IS NULL OR record_id = :recordId)
        AND (:facility IS NULL OR facility = :facility)
+       AND (:account IS NULL OR account = :account)
        AND (:since IS NULL OR at >= :since)
        AND seq > :afterSeq
      ORDER BY seq LIMIT :limit`,
@@ -114,6 +116,7 @@ export function createAuditLog(db: Database) {
         resource: filter.resource ?? null,
         recordId: filter.recordId ?? null,
         facility: filter.facility ?? null,
+        account: filter.account ?? null,
         since: filter.since ?? null,
         afterSeq: filter.afterSeq ?? 0,
         limit: filter.limit,

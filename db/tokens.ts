@@ -29,7 +29,12 @@ export interface NewToken {
 
 export type TokenCheck =
   | { ok: true; principal: Principal }
-  | { ok: false; reason: 'malformed' | 'unknown' | 'expired' | 'revoked' }
+  | {
+      ok: false
+      reason: 'malformed' | 'unknown' | 'expired' | 'revoked'
+      /** Set when the id exists but the secret is wrong: the failure counts against that id too. */
+      wrongSecretFor?: string
+    }
 
 interface TokenRow {
   id: string
@@ -103,7 +108,7 @@ export function createTokenRepository(db: Database) {
       timingSafeEqual(presented, presented)
       return { ok: false, reason: 'unknown' }
     }
-    if (!timingSafeEqual(presented, row.secret_hash)) return { ok: false, reason: 'unknown' }
+    if (!timingSafeEqual(presented, row.secret_hash)) return { ok: false, reason: 'unknown', wrongSecretFor: row.id }
     if (row.revoked_at !== null) return { ok: false, reason: 'revoked' }
     if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired' }
     return { ok: true, principal: { tokenId: row.id, account: row.account, role: row.role, facility: row.facility } }

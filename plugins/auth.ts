@@ -29,7 +29,7 @@ const TokenRejectedError = createError('TOKEN_REJECTED', '%s', 401)
 const RoleForbiddenError = createError('ROLE_FORBIDDEN', 'this operation needs a %s token; this token has role %s', 403)
 const TooManyFailuresError = createError(
   'TOO_MANY_AUTH_FAILURES',
-  'too many failed authentications from this address; retry in %s seconds',
+  'too many failed authentications from this address or for this token; retry in %s seconds (a valid token is accepted meanwhile)',
   429,
 )
 
@@ -63,22 +63,50 @@ function requiredRole(request: FastifyRequest): Role {
 
 /**
  * Authentication and authorization for every route registered in the same scope: the Bearer
- * token is looked up in the database on each request (so CLI changes count at once), failures
- * are throttled per address, and the route's role is checked before the body is even read.
+ * token is looked up in the database on each request (so CLI changes count at once), and the
+ * route's role is checked before the body is even read. Failures are counted per address (and per
+ * token id when a known id comes with a wrong secret); past the limit a failing request is
+ * answered 429 instead of 401. The credentials are always checked first, so a valid token is
+ * never refused for failures it did not make, whoever shares its address or knows its id.
  */
 export default fp<AuthPluginOptions>(
   async function authPlugin(fastify, opts) {
     const throttle = new AuthThrottle(opts.failureLimit, opts.failureWindowMs)
+    // The token id a refused request named with a wrong secret (set by the bearer check below).
+    const wrongSecretFor = new WeakMap<FastifyRequest, string>()
+
+    function refuse(request: FastifyRequest, reply: FastifyReply, error: Error, done: (error: Error) => void) {
+      const keys = [`address ${request.ip}`]
+      const tokenId = wrongSecretFor.get(request)
+      if (tokenId !== undefined) keys.push(`token ${tokenId}`)
+      const wait = throttle.retryAfter(keys)
+      if (wait > 0) {
+        reply.header('retry-after', String(wait))
+        return done(new TooManyFailuresError(wait))
+      }
+      // One line per refusal until the limit, then one saying so, then none: a tablet knocking with
+      // a stale token all day does not flood the log.
+      request.log.info('unauthorized: %s', error.message)
+      for (const key of throttle.fail(keys)) {
+        request.log.warn({ throttled: key }, 'failed authentications reached the limit; further failures get 429')
+      }
+      done(error)
+    }
 
     await fastify.register(bearerAuth, {
       addHook: false,
       keys: [],
       // The scheme name is case-insensitive in HTTP (RFC 9110 §11.1): `bearer` and `BEARER` work too.
       specCompliance: 'rfc6749',
-      verifyErrorLogLevel: 'info',
+      // refuse() below logs refusals, knowing whether the request is throttled; this plugin's own
+      // line (one per failure, throttled or not) is kept for tracing only.
+      verifyErrorLogLevel: 'trace',
       auth(token: string, request: FastifyRequest) {
         const result = fastify.tokens.check(token)
-        if (!result.ok) throw new TokenRejectedError(REJECTIONS[result.reason])
+        if (!result.ok) {
+          if (result.wrongSecretFor !== undefined) wrongSecretFor.set(request, result.wrongSecretFor)
+          throw new TokenRejectedError(REJECTIONS[result.reason])
+        }
         request.principal = result.principal
         return true
       },
@@ -87,11 +115,6 @@ export default fp<AuthPluginOptions>(
     fastify.decorateRequest('principal', null as unknown as Principal)
 
     fastify.addHook('onRequest', function authenticate(request: FastifyRequest, reply: FastifyReply, done) {
-      const wait = throttle.retryAfter(request.ip)
-      if (wait > 0) {
-        reply.header('retry-after', String(wait))
-        return done(new TooManyFailuresError(wait))
-      }
       const authorize = () => {
         const needed = requiredRole(request)
         if (RANK[request.principal.role] < RANK[needed])
@@ -102,18 +125,13 @@ export default fp<AuthPluginOptions>(
       if (ticket !== undefined) {
         if (request.headers.authorization !== undefined) return done(new TicketWithTokenError())
         const principal = opts.redeemTicket(ticket)
-        if (!principal) {
-          throttle.fail(request.ip)
-          return done(new TokenRejectedError('the stream ticket is unknown, used or expired'))
-        }
+        if (!principal)
+          return refuse(request, reply, new TokenRejectedError('the stream ticket is unknown, used or expired'), done)
         request.principal = principal
         return authorize()
       }
       fastify.verifyBearerAuth?.(request, reply, (error?: Error) => {
-        if (error) {
-          throttle.fail(request.ip)
-          return done(error)
-        }
+        if (error) return refuse(request, reply, error, done)
         authorize()
       })
     })

@@ -1,53 +1,89 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { createReadLog } from '../../db/read-log.js'
 import { errorResponses, Timestamp } from '../../plugins/schemas.js'
 
-const AuditEntry = Type.Object({
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+
+const ChangeEntry = Type.Object({
+  kind: Type.Literal('change'),
   seq: Type.Integer(),
   at: Timestamp,
   account: Type.String(),
-  tokenId: Type.Union([Type.String(), Type.Null()]),
-  facility: Type.Union([Type.String(), Type.Null()]),
+  tokenId: Nullable(Type.String()),
+  facility: Nullable(Type.String()),
   resource: Type.String(),
   recordId: Type.String(),
   operation: Type.String(),
-  before: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-  after: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+  before: Nullable(Type.Object({}, { additionalProperties: true })),
+  after: Nullable(Type.Object({}, { additionalProperties: true })),
+})
+
+const ReadEntry = Type.Object({
+  kind: Type.Literal('read'),
+  seq: Type.Integer(),
+  at: Timestamp,
+  account: Type.String(),
+  tokenId: Type.String(),
+  facility: Nullable(Type.String()),
+  resource: Type.String(),
+  operation: Type.Union([Type.Literal('get'), Type.Literal('list'), Type.Literal('render')]),
+  route: Type.String({ description: 'method and route pattern, e.g. GET /ward-occupants/:id' }),
+  status: Type.Integer({ description: 'the status the reader was answered' }),
+  recordId: Nullable(Type.String()),
+  filters: Nullable(Type.Array(Type.String(), { description: "a list's filter names, never their values" })),
+  total: Nullable(Type.Integer({ description: 'how many records a list matched' })),
 })
 
 const AuditQuery = Type.Object(
   {
+    kind: Type.Optional(
+      Type.Union([Type.Literal('changes'), Type.Literal('reads')], {
+        description: 'changes (default): the audit trail; reads: the read log (AUDIT_READS=true)',
+      }),
+    ),
     resource: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     recordId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    account: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     after: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'entries after this seq' })),
     limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: 'at most 1000, default 100' })),
   },
   { additionalProperties: false },
 )
 
-/** The audit trail, for administrators; a facility-bound admin sees its own facility's entries. */
+/**
+ * The audit trail of changes and the log of reads, for administrators; a facility-bound admin sees
+ * its own facility's entries only (for reads: the reads made by tokens of its facility).
+ */
 const auditRoutes: FastifyPluginAsyncTypebox = async function auditRoutes(fastify) {
+  const reads = createReadLog(fastify.db)
+
   fastify.get(
     '/audit',
     {
       config: { role: 'admin' },
       schema: {
         tags: ['administration'],
-        summary: 'read the audit log, oldest first (admin tokens only)',
+        summary: 'read the audit log of changes, or (kind=reads) of reads, oldest first (admin tokens only)',
         querystring: AuditQuery,
-        response: { 200: Type.Object({ entries: Type.Array(AuditEntry) }), ...errorResponses() },
+        response: {
+          200: Type.Object({ entries: Type.Array(Type.Union([ChangeEntry, ReadEntry])) }),
+          ...errorResponses(),
+        },
       },
     },
     async function listAudit(request) {
       const q = request.query
-      const entries = fastify.audit.list({
+      const filter = {
         resource: q.resource,
         recordId: q.recordId,
+        account: q.account,
         facility: request.principal.facility ?? undefined,
         afterSeq: q.after === undefined ? undefined : Number(q.after),
         limit: Math.min(Number(q.limit ?? 100), 1000),
-      })
-      return { entries }
+      }
+      if (q.kind === 'reads') return { entries: reads.list(filter).map((e) => ({ kind: 'read' as const, ...e })) }
+      return { entries: fastify.audit.list(filter).map((e) => ({ kind: 'change' as const, ...e })) }
     },
   )
 }

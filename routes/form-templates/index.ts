@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { createFormTemplateRepository } from '../../db/form-templates.js'
 import { facilityForCreate } from '../../plugins/auth.js'
 import { ifMatchOf, withEtag } from '../../plugins/http.js'
+import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
 import renderRoutes from './render.js'
 import { FormTemplate, FormTemplateCreate, FormTemplatePatch } from './schema.js'
@@ -31,6 +32,7 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
   fastify.get(
     '/form-templates',
     {
+      config: { readAudit: 'list' },
       schema: {
         tags,
         summary: 'list form templates (Feathers-style filters, e.g. type=intake&tags=vitals&hiddenAt=null)',
@@ -40,13 +42,17 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
     },
     async function listFormTemplates(request) {
       const page = templates.list(request.principal, request.query)
+      noteListTotal(request, page.total)
       return { formTemplates: page.records, total: page.total, limit: page.limit, skip: page.skip }
     },
   )
 
   fastify.get(
     '/form-templates/:id',
-    { schema: { tags, params: IdParams, response: { 200: FormTemplate, ...errorResponses(404) } } },
+    {
+      config: { readAudit: 'get' },
+      schema: { tags, params: IdParams, response: { 200: FormTemplate, ...errorResponses(404) } },
+    },
     async function getFormTemplate(request, reply) {
       return withEtag(reply, templates.get(request.principal, request.params.id))
     },

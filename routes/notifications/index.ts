@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { createNotificationRepository } from '../../db/notifications.js'
 import { withEtag } from '../../plugins/http.js'
+import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, listItem, NoBody } from '../../plugins/schemas.js'
 import { Notification, NotificationListQuery, UnseenCount } from './schema.js'
 
@@ -28,6 +29,7 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
   fastify.get(
     '/notifications',
     {
+      config: { readAudit: 'list' },
       schema: {
         tags,
         summary: "list the caller's notifications ($unseen=true for the unread ones)",
@@ -37,6 +39,7 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
     },
     async function listNotifications(request) {
       const page = notifications.list(request.principal, request.query)
+      noteListTotal(request, page.total)
       return { notifications: page.records, total: page.total, limit: page.limit, skip: page.skip }
     },
   )
@@ -44,6 +47,7 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
   fastify.get(
     '/notifications/unseen-count',
     {
+      config: { readAudit: 'list' },
       schema: {
         tags,
         summary: 'how many of the notifications matching the filters the caller has not seen (extension)',
@@ -52,13 +56,18 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
       },
     },
     async function countUnseenNotifications(request) {
-      return { count: notifications.unseenCount(request.principal, request.query) }
+      const count = notifications.unseenCount(request.principal, request.query)
+      noteListTotal(request, count)
+      return { count }
     },
   )
 
   fastify.get(
     '/notifications/:id',
-    { schema: { tags, params: IdParams, response: { 200: Notification, ...errorResponses(404) } } },
+    {
+      config: { readAudit: 'get' },
+      schema: { tags, params: IdParams, response: { 200: Notification, ...errorResponses(404) } },
+    },
     async function getNotification(request, reply) {
       return withEtag(reply, versioned(notifications.get(request.principal, request.params.id)))
     },

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { createWardOccupantRepository } from '../../db/ward-occupants.js'
 import { facilityForCreate } from '../../plugins/auth.js'
 import { ifMatchOf, sendJson, withEtag } from '../../plugins/http.js'
+import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
 import { WardOccupant, WardOccupantCreate, WardOccupantPatch } from './schema.js'
 
@@ -30,6 +31,7 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
   fastify.get(
     '/ward-occupants',
     {
+      config: { readAudit: 'list' },
       schema: {
         tags,
         summary: 'list ward occupants (Feathers-style filters, e.g. dischargedAt=null for active beds)',
@@ -40,13 +42,17 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
     async function listWardOccupants(request, reply) {
       // SQLite wrote the records' JSON with exactly the schema's fields; the envelope is added here.
       const { json, total, limit, skip } = occupants.list(request.principal, request.query)
+      noteListTotal(request, total)
       return sendJson(reply, `{"wardOccupants":${json},"total":${total},"limit":${limit},"skip":${skip}}`)
     },
   )
 
   fastify.get(
     '/ward-occupants/:id',
-    { schema: { tags, params: IdParams, response: { 200: WardOccupant, ...errorResponses(404) } } },
+    {
+      config: { readAudit: 'get' },
+      schema: { tags, params: IdParams, response: { 200: WardOccupant, ...errorResponses(404) } },
+    },
     async function getWardOccupant(request, reply) {
       return sendJson(reply, withEtag(reply, occupants.get(request.principal, request.params.id)))
     },

@@ -1,0 +1,88 @@
+import type { FastifyRequest } from 'fastify'
+
+/**
+ * What a request log line says about the request. Query values, and anything in a path that is
+ * not one of the service's own record ids, can name a patient, an encounter or a bed (filters are
+ * `occupiedBy=patient-77`), and logs are usually kept longer and guarded less than the database.
+ * So by default a line carries the route pattern, the record id, and the query's parameter
+ * *names*; `LOG_QUERY_VALUES=true` adds the full URL for debugging (docs/SECURITY.md).
+ */
+
+// A request as the serializer may receive it: Fastify's request object or, for the few lines
+// written before routing, Node's IncomingMessage.
+interface LoggedRequest {
+  method?: string
+  url?: string
+  ip?: string
+  host?: string
+  routeOptions?: { url?: string }
+  params?: unknown
+}
+
+const RECORD_ID = /^[0-9a-f]{24}$/
+// Parameter names are field names and operators (`occupiedBy`, `bed[$in][]`, `$sort[createdAt]`);
+// anything else is shown as `?`, as it is not a name the service knows and could be data.
+const PARAMETER_NAME = /^[A-Za-z0-9_$[\].]{1,64}$/
+const MAX_NAMES = 20
+
+function splitUrl(url: string): { path: string; query: string } {
+  const at = url.indexOf('?')
+  return at === -1 ? { path: url, query: '' } : { path: url.slice(0, at), query: url.slice(at + 1) }
+}
+
+function decode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '))
+  } catch {
+    return '?'
+  }
+}
+
+/** The names of the query's parameters, in order, each once. */
+export function queryNames(query: string): string[] {
+  const names = new Set<string>()
+  for (const pair of query.split('&')) {
+    if (pair === '') continue
+    const eq = pair.indexOf('=')
+    const name = decode(eq === -1 ? pair : pair.slice(0, eq))
+    names.add(PARAMETER_NAME.test(name) ? name : '?')
+    if (names.size >= MAX_NAMES) break
+  }
+  return [...names]
+}
+
+/** Path parameters that are record ids are kept (they name no one); any other value is hidden. */
+function safeParams(params: unknown): Record<string, string> | undefined {
+  if (params === null || typeof params !== 'object') return undefined
+  const entries = Object.entries(params as Record<string, unknown>)
+  if (entries.length === 0) return undefined
+  return Object.fromEntries(
+    entries.map(([name, value]) => [name, typeof value === 'string' && RECORD_ID.test(value) ? value : '[redacted]']),
+  )
+}
+
+/** A path no route matched: only its first segment, as the rest may be anything a client typed. */
+function unmatchedPath(path: string): string {
+  const [first, ...rest] = path.split('/').slice(1)
+  return `/${first ?? ''}${rest.length > 0 ? '/*' : ''}`
+}
+
+/** The request serializer: `withQueryValues` is the LOG_QUERY_VALUES setting. */
+export function requestSerializer(withQueryValues: boolean) {
+  return function serializeRequest(req: LoggedRequest | FastifyRequest) {
+    const { path, query } = splitUrl(req.url ?? '')
+    const route = req.routeOptions?.url
+    const names = queryNames(query)
+    return {
+      method: req.method,
+      route: route ?? null,
+      ...(route === undefined ? { path: unmatchedPath(path) } : {}),
+      ...(route !== undefined ? { params: safeParams(req.params) } : {}),
+      ...(names.length > 0 ? { query: names } : {}),
+      // A stream ticket is a credential: never written, even when debugging.
+      ...(withQueryValues ? { url: req.url?.replace(/([?&]ticket=)[^&]*/g, '$1[redacted]') } : {}),
+      host: req.host,
+      remoteAddress: req.ip,
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { Writable } from 'node:stream'
+import t, { type Test } from 'tap'
+import { buildApp, loggerOptions } from '../../app.js'
+import { type Config, defaultConfig } from '../../config.js'
+import { bearer } from '../helper.js'
+
+// Filters, bodies and stray paths name patients, encounters and beds; the request log must not
+// carry them at any level, unless LOG_QUERY_VALUES asks for the full URL (query values only).
+
+const PATIENT = 'patient-7x7q'
+const ENCOUNTER = 'enc-1001z'
+const BED = 'bed-9k9'
+const IDENTIFIERS = [PATIENT, ENCOUNTER, BED]
+
+async function appWithLog(t: Test, overrides: Partial<Config>) {
+  const config = defaultConfig({ DATABASE_PATH: ':memory:', RATE_LIMIT_MAX: 0, ...overrides })
+  const lines: string[] = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk))
+      done()
+    },
+  })
+  const logger = { ...(loggerOptions(config) as object), stream }
+  const app = await buildApp(config, { logger } as Parameters<typeof buildApp>[1])
+  t.teardown(() => app.close())
+  return { app, log: () => lines.join('') }
+}
+
+/** Requests that carry the identifiers every way a client can: query, body, path, bad input. */
+async function identifyingTraffic(app: Awaited<ReturnType<typeof buildApp>>) {
+  const token = app.tokens.create({ account: 'nurse', role: 'write' }).token
+  const admit = { encounter: ENCOUNTER, bed: BED, occupiedBy: PATIENT }
+  const created = await app.inject({ method: 'POST', url: '/ward-occupants', headers: bearer(token), payload: admit })
+  const id = created.json().id as string
+  const requests = [
+    { url: `/ward-occupants?occupiedBy=${PATIENT}&encounter=${ENCOUNTER}&bed[$in][]=${BED}` },
+    { url: `/ward-occupants/${id}?bed=${BED}` },
+    { url: `/ward-occupants/${PATIENT}` },
+    { url: `/patients/${PATIENT}/${ENCOUNTER}` },
+    { url: `/ward-occupants?occupiedBy[$nope]=${PATIENT}` },
+    { url: `/ward-occupants?${PATIENT}=${BED}` },
+    { url: `/ward-occupants?%ZZ${ENCOUNTER}=1` },
+    { method: 'POST' as const, url: '/ward-occupants', payload: admit },
+    { method: 'POST' as const, url: '/ward-occupants', payload: { ...admit, ocupiedBy: PATIENT } },
+    {
+      method: 'POST' as const,
+      url: '/ward-occupants',
+      payload: `{"occupiedBy":"${PATIENT}",`,
+      headers: { 'content-type': 'application/json' },
+    },
+    { method: 'PATCH' as const, url: `/ward-occupants/${id}`, payload: { provider: PATIENT } },
+    { method: 'POST' as const, url: '/form-templates', payload: { type: BED, name: PATIENT } },
+  ]
+  for (const r of requests) {
+    const res = await app.inject({ method: 'GET', ...r, headers: { ...bearer(token), ...r.headers } })
+    if (res.statusCode >= 500) throw new Error(`${r.url}: ${res.body}`)
+  }
+  const unauthenticated = await app.inject({ url: `/ward-occupants?occupiedBy=${PATIENT}` })
+  if (unauthenticated.statusCode !== 401) throw new Error('expected 401')
+  return id
+}
+
+for (const level of ['info', 'debug', 'trace'] as const) {
+  t.test(`at ${level}, no query value, body or stray path reaches the log`, async (t) => {
+    const { app, log } = await appWithLog(t, { LOG_LEVEL: level })
+    const id = await identifyingTraffic(app)
+    const text = log()
+    t.ok(text.split('\n').length > 20, 'requests were logged')
+    for (const value of IDENTIFIERS) t.notOk(text.includes(value), `${value} is not in the log`)
+    // Still useful: the route pattern, the record id, the parameter names and the request id.
+    t.match(text, /"route":"\/ward-occupants\/:id","params":\{"id":"[0-9a-f]{24}"\}/)
+    t.ok(text.includes(id), 'the record id is logged')
+    t.match(text, /"query":\["occupiedBy","encounter","bed\[\$in\]\[\]"\]/, 'the parameter names are logged')
+    t.match(text, /"reqId":"req-\d+"/)
+    t.match(text, /"route":null,"path":"\/patients\/\*"/, 'an unmatched path keeps its first segment only')
+  })
+}
+
+t.test('LOG_QUERY_VALUES=true logs full URLs (query values), still no bodies and no tickets', async (t) => {
+  const { app, log } = await appWithLog(t, { LOG_LEVEL: 'debug', LOG_QUERY_VALUES: true })
+  await identifyingTraffic(app)
+  const token = app.tokens.create({ account: 'viewer', role: 'read' }).token
+  const ticket = (await app.inject({ method: 'POST', url: '/events/tickets', headers: bearer(token) })).json().ticket
+  t.type(ticket, 'string')
+  // Any route's URL may carry one (only the stream accepts it, but the URL is logged all the same).
+  t.equal((await app.inject({ url: `/ward-occupants?ticket=${ticket}` })).statusCode, 401)
+  const text = log()
+  t.ok(text.includes(`occupiedBy=${PATIENT}`), 'the query values are there, as documented')
+  t.notOk(text.includes(ticket), 'a stream ticket is never logged')
+  t.notOk(text.includes(`"occupiedBy":"${PATIENT}"`), 'bodies are still not logged')
+})
