@@ -214,7 +214,9 @@ function selection(raw: unknown, fields: FieldMap): string[] | null {
   if (raw === undefined) return null
   const names = asList(raw, '$select')
   for (const name of names) {
-    if (typeof name !== 'string' || !Object.hasOwn(fields, name)) fail(`cannot select unknown field '${String(name)}'`)
+    // qs gives objects without a prototype for `$select[0][x]=`: String() of those throws.
+    if (typeof name !== 'string') fail('$select entries must be field names, not lists or objects')
+    if (!Object.hasOwn(fields, name as string)) fail(`cannot select unknown field '${name}'`)
   }
   return [...new Set(['id', ...(names as string[])])]
 }
