@@ -21,7 +21,7 @@ t.test('fetch uploading 5 MiB to every write route gets the 413, every time', as
     rmSync(dir, { recursive: true, force: true })
   })
   const base = server.base
-  const token = /admin token[^]*?\n\n {2}(\S+)\n/.exec(server.output())?.[1] as string
+  const token = /admin token[\s\S]*?\n\n {2}(\S+)\n/.exec(server.output())?.[1] as string
   t.ok(token, 'the first start printed an admin token')
 
   const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, object> }
