@@ -39,7 +39,7 @@ t.test('fetch uploading 5 MiB to every write route gets the 413, every time', as
     const outcomes = new Map<string, number>()
     for (let i = 0; i < ATTEMPTS; i++) {
       const outcome = await fetch(route.url, { method: route.method, headers, body }).then(
-        async (res) => `${res.status} ${(await res.json()).code}`,
+        async (res) => `${res.status} ${((await res.json()) as { code?: string }).code}`,
         (error: Error & { cause?: { code?: string } }) => `failed: ${error.cause?.code ?? error.message}`,
       )
       outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)

@@ -1,3 +1,4 @@
+import type { InjectOptions } from 'fastify'
 import t from 'tap'
 import { errorBody } from '../../plugins/errors.js'
 import { FEATHERS_NAME_BY_STATUS } from '../clients/feathers-names.js'
@@ -14,7 +15,7 @@ t.test('every error status carries the @feathersjs/errors class name, and only t
 
 t.test('answers keep the name through serialization, beside the contract fields', async (t) => {
   const { app, tokens } = await buildTestApp(t)
-  const cases: [string, Parameters<typeof app.inject>[0], number, string | undefined][] = [
+  const cases: [string, InjectOptions, number, string | undefined][] = [
     ['no token', { url: '/ward-occupants' }, 401, 'NotAuthenticated'],
     [
       'read token writes',
