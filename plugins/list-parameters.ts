@@ -90,7 +90,10 @@ export function listParameters(fields: FieldMap, record: TObject, extra: Record<
     example: 50,
   })
   properties.$skip = Type.Integer({ minimum: 0, default: 0, description: 'records to skip', example: 0 })
-  for (const [name, schema] of Object.entries(extra)) properties[name] = schema
+  for (const [name, schema] of Object.entries(extra)) {
+    const choices = (schema as { enum?: unknown[] }).enum
+    properties[name] = schema.example === undefined && choices ? { ...schema, example: choices[0] } : schema
+  }
   return Type.Object(
     Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, Type.Optional(schema)])),
   )
