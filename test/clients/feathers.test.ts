@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import {
   BadRequest,
   Conflict,
+  FeathersError,
   Forbidden,
   GeneralError,
   NotAuthenticated,
@@ -107,7 +108,7 @@ t.test('each error status arrives as its Feathers class', async (t) => {
       'BED_OCCUPIED',
     ],
   ]
-  await occupants.create({ bed: 'B-1', encounter: 'e', occupiedBy: 'p' })
+  const admitted = (await occupants.create({ bed: 'B-1', encounter: 'e', occupiedBy: 'p' })) as WardOccupant
   for (const [what, call, ErrorClass, status, code] of cases) {
     const error = await call().then(
       () => null,
@@ -117,6 +118,13 @@ t.test('each error status arrives as its Feathers class', async (t) => {
     t.equal(error?.statusCode, status, `${what}: statusCode`)
     t.match(String(error?.code), new RegExp(`^${code}`), `${what}: the contract's code is kept`)
   }
+
+  // 412 has no Feathers class: a plain Error, with the contract's fields on it.
+  const stale = await occupants
+    .patch(admitted.id, { provider: 'dr-x' }, { headers: { 'if-match': '"999"' } })
+    .catch((e: Error & { code?: string; statusCode?: number }) => e)
+  t.notOk(stale instanceof FeathersError, '412: no Feathers class')
+  t.match(stale, { statusCode: 412, code: 'PRECONDITION_FAILED', name: 'Error' })
 
   const limited = await buildTestApp(t, { RATE_LIMIT_MAX: 1 })
   const tight = feathersClient(await listening(limited.app), limited.tokens.read).service('ward-occupants')
