@@ -14,6 +14,11 @@ function closesConnection(reply: FastifyReply): boolean {
   return /\bclose\b/i.test(String(reply.getHeader('connection') ?? ''))
 }
 
+/** `complete`: Node's parser has the whole body; `readableEnded`: so has the reader (as with inject). */
+export function hasUnreadBody(raw: IncomingMessage): boolean {
+  return !raw.complete && !raw.readableEnded && !raw.destroyed
+}
+
 /** Reads and discards what is left of a request body, until it ends or the bound is reached. */
 export function discardRest(raw: IncomingMessage, bound: LingerBound): Promise<void> {
   return new Promise((resolve) => {
@@ -44,8 +49,7 @@ export default fp<Partial<LingerBound>>(
   async function lingeringClose(fastify, opts) {
     const bound = { ...LINGER, ...opts }
     fastify.addHook('onSend', async function drainBeforeClosing(request, reply, payload) {
-      const raw = request.raw
-      if (!raw.complete && !raw.destroyed && closesConnection(reply)) await discardRest(raw, bound)
+      if (hasUnreadBody(request.raw) && closesConnection(reply)) await discardRest(request.raw, bound)
       return payload
     })
   },

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import { PassThrough } from 'node:stream'
 import t from 'tap'
-import { discardRest } from '../../plugins/lingering-close.js'
+import { discardRest, hasUnreadBody } from '../../plugins/lingering-close.js'
 
 function body() {
   return new PassThrough() as PassThrough & IncomingMessage
@@ -32,4 +32,17 @@ t.test('reading stops at the byte bound, and at the time bound', async (t) => {
   await discardRest(slow, { maxBytes: 1024, maxMs: 50 })
   t.ok(Date.now() - started >= 45, 'waited for the time bound')
   t.equal(slow.listenerCount('end'), 0)
+})
+
+t.test('only a body still arriving is waited for', async (t) => {
+  const arriving = body()
+  t.ok(hasUnreadBody(arriving), 'not yet ended')
+  const read = body()
+  read.resume()
+  read.end('{}')
+  await new Promise((resolve) => read.once('end', resolve))
+  t.notOk(hasUnreadBody(read), 'read to its end (an injected request), though Node never parsed it')
+  const parsed = body()
+  Object.assign(parsed, { complete: true })
+  t.notOk(hasUnreadBody(parsed), "Node's parser has it all")
 })
