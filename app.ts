@@ -11,6 +11,7 @@ import dbPlugin from './plugins/db.js'
 import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
 import jsonBody from './plugins/json-body.js'
+import lingeringClose from './plugins/lingering-close.js'
 import { requestSerializer } from './plugins/log-serializers.js'
 import notificationProducer from './plugins/notification-producer.js'
 import openapiPlugin from './plugins/openapi.js'
@@ -91,6 +92,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(errorsPlugin)
   await fastify.register(queryStringCheck)
   await fastify.register(jsonBody)
+  await fastify.register(lingeringClose)
   await fastify.register(securityHeaders)
   await fastify.register(dbPlugin, { path: opts.config.DATABASE_PATH, bedPolicy: opts.config.BED_POLICY })
   await fastify.register(eventsPlugin)

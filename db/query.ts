@@ -51,7 +51,17 @@ export const LIST_LIMITS: QueryLimits = { defaultLimit: 100, maxLimit: 1000 }
 
 const PAGING_KEYS = new Set(['$limit', '$skip', '$sort', '$select'])
 const COMPARISONS: Record<string, string> = { $lt: '<', $lte: '<=', $gt: '>', $gte: '>=' }
-const OPERATORS = new Set(['$in', '$nin', '$ne', '$exists', ...Object.keys(COMPARISONS)])
+const LIST_OPERATORS = ['$in', '$nin', '$ne', '$exists'] as const
+const SCALAR_OPERATORS = [...LIST_OPERATORS, ...Object.keys(COMPARISONS)] as const
+
+/**
+ * The operators a field takes besides plain equality: the engine refuses the others, and the
+ * OpenAPI document (plugins/list-parameters.ts) lists exactly these.
+ */
+export function operatorsOf(spec: FieldSpec): readonly string[] {
+  if (spec.selectOnly) return []
+  return spec.array ? LIST_OPERATORS : SCALAR_OPERATORS
+}
 /** Entries of one $or / $and: SQLite refuses expressions nested deeper than 1000 (a 500). */
 export const MAX_BRANCHES = 100
 
@@ -74,7 +84,9 @@ function asList(value: unknown, what: string): unknown[] {
 function convert(name: string, spec: FieldSpec, raw: unknown): string | number | null {
   if (typeof raw !== 'string')
     return fail(`${name} must be a single value, not ${Array.isArray(raw) ? 'a list' : 'an object'}`)
-  if (raw === 'null') return null
+  // `field=` and a bare `field` are how qs (so the Feathers clients) write null. No stored value is
+  // the empty string (every string field is non-empty when written), so this takes nothing away.
+  if (raw === 'null' || raw === '') return null
   if (spec.type === 'string') return raw
   if (spec.type === 'number') {
     if (!/^-?\d+(\.\d+)?$/.test(raw)) return fail(`${name} must be a number, got '${raw}'`)
@@ -127,7 +139,6 @@ function arrayCondition(name: string, spec: FieldSpec, array: ArrayField, op: st
     if (raw !== 'true' && raw !== 'false') return fail(`${name}[$exists] must be true or false`)
     return { sql: raw === 'true' ? `r.${spec.column} IS NOT NULL` : missing, params: [] }
   }
-  if (op in COMPARISONS) return fail(`${name} is a list: ${op} is not supported on it`)
   const values = (op === '$in' || op === '$nin' ? asList(raw, `${name}[${op}]`) : [raw]).map((v) =>
     convert(name, spec, v),
   )
@@ -144,8 +155,10 @@ function fieldCondition(name: string, spec: FieldSpec, raw: unknown): Condition 
   const ops: [string, unknown][] = isPlainObject(raw) ? Object.entries(raw) : [['$eq', raw]]
   if (ops.length === 0) return fail(`${name} needs a value or an operator`)
   if (spec.selectOnly) return fail(`${name} cannot be filtered on`)
+  const supported = operatorsOf(spec)
   const parts = ops.map(([op, value]) => {
-    if (op !== '$eq' && !OPERATORS.has(op)) return fail(`unknown operator '${op}' on ${name}`)
+    if (spec.array && Object.hasOwn(COMPARISONS, op)) return fail(`${name} is a list: ${op} is not supported on it`)
+    if (op !== '$eq' && !supported.includes(op)) return fail(`unknown operator '${op}' on ${name}`)
     return spec.array
       ? arrayCondition(name, spec, spec.array, op, value)
       : scalarCondition(name, spec, op, value, `r.${spec.column}`)

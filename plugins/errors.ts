@@ -57,8 +57,39 @@ interface ErrorLike {
   headers?: Record<string, string>
 }
 
+/**
+ * The `@feathersjs/errors` class of each status that has one: the origin platform's clients rebuild
+ * an error body into that class by its `name` (so `err instanceof NotFound` works). Keyed by status,
+ * so every error the service answers gets it, whatever raised it; other statuses carry no name.
+ */
+export const FEATHERS_ERROR_NAMES: Readonly<Record<number, string>> = {
+  400: 'BadRequest',
+  401: 'NotAuthenticated',
+  402: 'PaymentError',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  408: 'Timeout',
+  409: 'Conflict',
+  410: 'Gone',
+  411: 'LengthRequired',
+  422: 'Unprocessable',
+  429: 'TooManyRequests',
+  500: 'GeneralError',
+  501: 'NotImplemented',
+  502: 'BadGateway',
+  503: 'Unavailable',
+}
+
+/** The contract's error body (CONTRACT.md §3). */
+export function errorBody(statusCode: number, message: string, code: string | undefined) {
+  const name = FEATHERS_ERROR_NAMES[statusCode]
+  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, code, ...(name ? { name } : {}) }
+}
+
 function sendError(reply: FastifyReply, statusCode: number, message: string, code: string | undefined) {
-  return reply.code(statusCode).send({ statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, code })
+  return reply.code(statusCode).send(errorBody(statusCode, message, code))
 }
 
 /**
@@ -90,7 +121,7 @@ const MALFORMED = { status: 400, code: 'MALFORMED_REQUEST', message: 'the reques
 export function handleClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   const { status, code, message } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED
-  const body = JSON.stringify({ statusCode: status, error: STATUS_CODES[status], message, code })
+  const body = JSON.stringify(errorBody(status, message, code))
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -1,6 +1,51 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
+import type { TObject } from '@sinclair/typebox'
+import type { RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** For the OpenAPI document only: a list's filters, from its field map (plugins/list-parameters.ts). */
+    listParameters?: TObject
+  }
+}
+
+interface Operation {
+  parameters?: { in: string; schema?: { type?: string }; style?: string; explode?: boolean }[]
+}
+
+/**
+ * Per route: the operationId is the handler's name (generators name methods after it), and a list
+ * shows the parameters generated from its field map instead of the permissive querystring schema
+ * that validation uses (the query engine does the checking).
+ */
+function describeRoute({ schema, url, route }: { schema: object; url: string; route: RouteOptions }) {
+  const listParameters = route.config?.listParameters
+  return {
+    url,
+    schema: {
+      ...schema,
+      operationId: route.handler.name,
+      ...(listParameters ? { querystring: listParameters } : {}),
+    },
+  }
+}
+
+/** Object-valued query parameters ($sort, $or) are qs-encoded with brackets: OpenAPI's deepObject. */
+function bracketObjects(document: { paths?: Record<string, Record<string, Operation>> }) {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in === 'query' && parameter.schema?.type === 'object') {
+          parameter.style = 'deepObject'
+          parameter.explode = true
+        }
+      }
+    }
+  }
+  return document
+}
 
 /**
  * The OpenAPI document, generated from the same TypeBox schemas that validate and serialize,
@@ -15,12 +60,20 @@ export default fp(
           title: 'facility-service',
           description: 'Ward occupants, form templates and notifications of a hospital ward.',
           version: opts.version,
+          license: { name: 'UNLICENSED', url: 'https://docs.npmjs.com/cli/configuring-npm/package-json#license' },
         },
+        // Relative: the document is right wherever the service is reached (behind a proxy too).
+        servers: [{ url: '/', description: 'this service' }],
         components: {
           securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'an API token' } },
         },
         security: [{ bearerAuth: [] }],
       },
+      transform: describeRoute,
+      transformObject: (document) =>
+        'openapiObject' in document
+          ? bracketObjects(document.openapiObject as Parameters<typeof bracketObjects>[0])
+          : {},
       refResolver: {
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },

@@ -34,7 +34,12 @@ export const ErrorBody = Type.Object(
     statusCode: Type.Integer(),
     error: Type.String(),
     message: Type.String(),
-    code: Type.Optional(Type.String()),
+    code: Type.Optional(Type.String({ description: 'stable machine-readable reason, e.g. BED_OCCUPIED' })),
+    name: Type.Optional(
+      Type.String({
+        description: 'the @feathersjs/errors class of the status (BadRequest, NotFound...), where it has one',
+      }),
+    ),
   },
   { $id: 'ErrorBody', description: 'every error has this shape' },
 )

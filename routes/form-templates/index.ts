@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { FORM_TEMPLATE_FIELDS } from '../../db/form-template-content.js'
 import { createFormTemplateRepository } from '../../db/form-templates.js'
 import { facilityForCreate } from '../../plugins/auth.js'
 import { ifMatchOf, withEtag } from '../../plugins/http.js'
+import { listParameters } from '../../plugins/list-parameters.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
 import renderRoutes from './render.js'
@@ -32,7 +34,7 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
   fastify.get(
     '/form-templates',
     {
-      config: { readAudit: 'list' },
+      config: { readAudit: 'list', listParameters: listParameters(FORM_TEMPLATE_FIELDS, FormTemplate) },
       schema: {
         tags,
         summary: 'list form templates (Feathers-style filters, e.g. type=intake&tags=vitals&hiddenAt=null)',
@@ -51,7 +53,12 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
     '/form-templates/:id',
     {
       config: { readAudit: 'get' },
-      schema: { tags, params: IdParams, response: { 200: FormTemplate, ...errorResponses(404) } },
+      schema: {
+        tags,
+        summary: 'get one form template (with its ETag)',
+        params: IdParams,
+        response: { 200: FormTemplate, ...errorResponses(404) },
+      },
     },
     async function getFormTemplate(request, reply) {
       return withEtag(reply, templates.get(request.principal, request.params.id))
@@ -77,7 +84,14 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
 
   fastify.delete(
     '/form-templates/:id',
-    { schema: { tags, params: IdParams, response: { 200: FormTemplate, ...errorResponses(404, 412) } } },
+    {
+      schema: {
+        tags,
+        summary: 'delete a form template and return it (If-Match honoured)',
+        params: IdParams,
+        response: { 200: FormTemplate, ...errorResponses(404, 412) },
+      },
+    },
     async function deleteFormTemplate(request) {
       return await templates.remove(request.principal, request.params.id, ifMatchOf(request))
     },

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { ErrorBody } from '../../plugins/schemas.js'
 
 const Health = Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') })
 const Unhealthy = Type.Object({ status: Type.Literal('unavailable'), database: Type.String() })
@@ -8,7 +9,15 @@ const Unhealthy = Type.Object({ status: Type.Literal('unavailable'), database: T
 const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fastify) {
   fastify.get(
     '/health',
-    { schema: { tags: ['health'], security: [], response: { 200: Health, 503: Unhealthy } } },
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'liveness and database check (no token needed)',
+        security: [],
+        // A refused query string is the one client error it can answer.
+        response: { 200: Health, 400: Type.Ref(ErrorBody), 503: Unhealthy },
+      },
+    },
     async function health(request, reply) {
       try {
         fastify.db.prepare('SELECT 1').get()

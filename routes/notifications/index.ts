@@ -1,9 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { fieldsFor } from '../../db/notification-audience.js'
 import { createNotificationRepository } from '../../db/notifications.js'
 import { withEtag } from '../../plugins/http.js'
+import { listParameters } from '../../plugins/list-parameters.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, listItem, NoBody } from '../../plugins/schemas.js'
 import { Notification, NotificationListQuery, UnseenCount } from './schema.js'
+
+/** Every field an admin may filter on (`to` is admin-only), plus $unseen. */
+const NOTIFICATION_PARAMETERS = listParameters(
+  fieldsFor({ account: '', facility: null, role: 'admin' }),
+  Notification,
+  { $unseen: NotificationListQuery.properties.$unseen },
+)
 
 type NotificationRecord = ReturnType<ReturnType<typeof createNotificationRepository>['get']>
 
@@ -29,7 +38,7 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
   fastify.get(
     '/notifications',
     {
-      config: { readAudit: 'list' },
+      config: { readAudit: 'list', listParameters: NOTIFICATION_PARAMETERS },
       schema: {
         tags,
         summary: "list the caller's notifications ($unseen=true for the unread ones)",
@@ -47,7 +56,7 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
   fastify.get(
     '/notifications/unseen-count',
     {
-      config: { readAudit: 'list' },
+      config: { readAudit: 'list', listParameters: NOTIFICATION_PARAMETERS },
       schema: {
         tags,
         summary: 'how many of the notifications matching the filters the caller has not seen (extension)',
@@ -66,7 +75,12 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
     '/notifications/:id',
     {
       config: { readAudit: 'get' },
-      schema: { tags, params: IdParams, response: { 200: Notification, ...errorResponses(404) } },
+      schema: {
+        tags,
+        summary: 'get one notification the caller may see',
+        params: IdParams,
+        response: { 200: Notification, ...errorResponses(404) },
+      },
     },
     async function getNotification(request, reply) {
       return withEtag(reply, versioned(notifications.get(request.principal, request.params.id)))

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { createWardOccupantRepository } from '../../db/ward-occupants.js'
+import { createWardOccupantRepository, WARD_OCCUPANT_FIELDS } from '../../db/ward-occupants.js'
 import { facilityForCreate } from '../../plugins/auth.js'
 import { ifMatchOf, sendJson, withEtag } from '../../plugins/http.js'
+import { listParameters } from '../../plugins/list-parameters.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
 import { WardOccupant, WardOccupantCreate, WardOccupantPatch } from './schema.js'
@@ -31,7 +32,7 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
   fastify.get(
     '/ward-occupants',
     {
-      config: { readAudit: 'list' },
+      config: { readAudit: 'list', listParameters: listParameters(WARD_OCCUPANT_FIELDS, WardOccupant) },
       schema: {
         tags,
         summary: 'list ward occupants (Feathers-style filters, e.g. dischargedAt=null for active beds)',
@@ -51,7 +52,12 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
     '/ward-occupants/:id',
     {
       config: { readAudit: 'get' },
-      schema: { tags, params: IdParams, response: { 200: WardOccupant, ...errorResponses(404) } },
+      schema: {
+        tags,
+        summary: 'get one ward occupant (with its ETag)',
+        params: IdParams,
+        response: { 200: WardOccupant, ...errorResponses(404) },
+      },
     },
     async function getWardOccupant(request, reply) {
       return sendJson(reply, withEtag(reply, occupants.get(request.principal, request.params.id)))
@@ -77,7 +83,14 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
 
   fastify.delete(
     '/ward-occupants/:id',
-    { schema: { tags, params: IdParams, response: { 200: WardOccupant, ...errorResponses(404, 412) } } },
+    {
+      schema: {
+        tags,
+        summary: 'delete a ward occupant record and return it (If-Match honoured)',
+        params: IdParams,
+        response: { 200: WardOccupant, ...errorResponses(404, 412) },
+      },
+    },
     async function deleteWardOccupant(request) {
       return occupants.remove(request.principal, request.params.id, ifMatchOf(request))
     },

@@ -7,6 +7,7 @@ import qs from 'qs'
 import type { Test } from 'tap'
 import type { Config } from '../../config.js'
 import { createNotificationRepository } from '../../db/notifications.js'
+import { FEATHERS_NAME_BY_STATUS } from '../clients/feathers-names.js'
 import { bearer, buildTestApp, type TestApp, type TestTokens } from '../helper.js'
 import { SEED as NOTIFICATION_SEED } from '../routes/notifications-fixtures.js'
 
@@ -68,7 +69,7 @@ export function snapshot(db: Database): string {
 
 // ---------------------------------------------------------------- contract checks
 
-const ERROR_KEYS = new Set(['statusCode', 'error', 'message', 'code'])
+const ERROR_KEYS = new Set(['statusCode', 'error', 'message', 'code', 'name'])
 
 /** Never a 5xx, and every error in the contract's shape with statusCode equal to the status. */
 export function assertContract(res: LightMyRequestResponse, what: string): void {
@@ -82,6 +83,7 @@ export function assertContract(res: LightMyRequestResponse, what: string): void 
   assert.equal(body.error, STATUS_CODES[res.statusCode], `${what}: error names the status`)
   assert.equal(typeof body.message, 'string', `${what}: message is a string`)
   if ('code' in body) assert.equal(typeof body.code, 'string', `${what}: code is a string`)
+  assert.equal(body.name, FEATHERS_NAME_BY_STATUS.get(res.statusCode), `${what}: name is the Feathers class`)
 }
 
 /**

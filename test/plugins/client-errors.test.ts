@@ -59,6 +59,7 @@ t.test(
       error: 'Request Timeout',
       message: 'the request was not received completely within the request timeout',
       code: 'REQUEST_TIMEOUT',
+      name: 'Timeout',
     })
     t.ok(elapsedMs >= 250, `not cut before the limit (${elapsedMs} ms)`)
   },
@@ -104,6 +105,7 @@ t.test('bytes that are not HTTP get a 400 in the error shape', async (t) => {
     error: 'Bad Request',
     message: 'the request is not valid HTTP/1.1',
     code: 'MALFORMED_REQUEST',
+    name: 'BadRequest',
   })
 })
 

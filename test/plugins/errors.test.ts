@@ -12,6 +12,7 @@ t.test('unknown routes answer 404 in the error shape, without a token', async (t
     error: 'Not Found',
     message: 'Route GET /no-such-thing not found',
     code: 'ROUTE_NOT_FOUND',
+    name: 'NotFound',
   })
 })
 
@@ -62,6 +63,7 @@ t.test('internal failures answer 500 without internals, and health reports the d
     error: 'Internal Server Error',
     message: 'Internal Server Error',
     code: 'INTERNAL_ERROR',
+    name: 'GeneralError',
   })
   const health = await app.inject('/health')
   t.equal(health.statusCode, 503)

@@ -226,6 +226,7 @@ t.test('data nested deeper than 64 levels is refused, and other renders go on', 
     statusCode: 400,
     code: 'FST_ERR_VALIDATION',
     error: 'Bad Request',
+    name: 'BadRequest',
     message: 'body.data is nested too deeply: 65 levels, at most 64',
   })
   t.equal((await renderRaw(app, tokens.readA, '000000000000000000000000', `{"data":${nested(65)}}`)).statusCode, 400)

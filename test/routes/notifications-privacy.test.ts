@@ -163,7 +163,13 @@ t.test('the notifications of a ward occupant without a facility reach only calle
           t.equal(res.statusCode, 404, `${caller.name}: ${what} ${id} is 404`)
           t.same(
             res.json(),
-            { statusCode: 404, code: 'NOT_FOUND', error: 'Not Found', message: `notification ${id} not found` },
+            {
+              statusCode: 404,
+              code: 'NOT_FOUND',
+              error: 'Not Found',
+              name: 'NotFound',
+              message: `notification ${id} not found`,
+            },
             `${caller.name}: ${what} ${id} is a 404 like an unknown id`,
           )
         }
