@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { createNotificationRepository } from '../../db/notifications.js'
 import { withEtag } from '../../plugins/http.js'
+import { answerWrite } from '../../plugins/idempotency.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, listItem, NoBody } from '../../plugins/schemas.js'
 import { Notification, NotificationListQuery, UnseenCount } from './schema.js'
@@ -87,7 +88,12 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
       },
     },
     async function markNotificationSeen(request, reply) {
-      return withEtag(reply, versioned(notifications.markSeen(request.principal, request.params.id)))
+      return answerWrite(
+        request,
+        reply,
+        () => notifications.markSeen(request.principal, request.params.id),
+        (marked) => withEtag(reply, versioned(marked)),
+      )
     },
   )
 }
