@@ -71,10 +71,9 @@ function describeToken(t: TokenInfo): string {
   ].join('\t')
 }
 
-/** How long the tool waits for a lock the server (or anyone) holds; DATABASE_BUSY_TIMEOUT_MS as for the server. */
-function busyTimeoutMs(): number {
-  const raw = process.env.DATABASE_BUSY_TIMEOUT_MS
-  return raw !== undefined && /^\d{1,6}$/.test(raw) ? Number(raw) : DEFAULT_BUSY_TIMEOUT_MS
+function milliseconds(text: string): number {
+  if (!/^\d{1,6}$/.test(text)) throw new InvalidArgumentError('must be a whole number of milliseconds, at most 999999')
+  return Number(text)
 }
 
 /**
@@ -86,6 +85,15 @@ export function buildProgram(io: CliIo): Command {
     .description('administration of a facility-service database')
     .addOption(
       new Option('--database <path>', 'the SQLite database file').env('DATABASE_PATH').default('./data/facility.db'),
+    )
+    .addOption(
+      new Option(
+        '--busy-timeout <ms>',
+        'how long to wait for a lock held by another process (the server, a sqlite3 shell)',
+      )
+        .env('DATABASE_BUSY_TIMEOUT_MS')
+        .argParser(milliseconds)
+        .default(DEFAULT_BUSY_TIMEOUT_MS),
     )
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
     .exitOverride()
@@ -101,7 +109,7 @@ export function buildProgram(io: CliIo): Command {
         `no database at ${path}: pass --database (or set DATABASE_PATH) to the service's file, or start the service once to create it`,
       )
     }
-    return openDatabase(path, busyTimeoutMs())
+    return openDatabase(path, program.opts<{ busyTimeout: number }>().busyTimeout)
   }
 
   function withDatabase<T>(run: (db: Database) => T, options: { mayCreate?: boolean } = {}): T {
