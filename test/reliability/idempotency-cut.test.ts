@@ -49,11 +49,14 @@ t.test('a retry after a connection cut mid-request gets the answer of the change
     const changed = footprint(app.db)
     let retry = await request(c.method, url, c.payload, key)
     // Still being answered to the gone client: a real client retries after Retry-After.
-    while (retry.status === 409 && (await retry.clone().json()).code === 'IDEMPOTENCY_KEY_IN_FLIGHT')
+    while (
+      retry.status === 409 &&
+      ((await retry.clone().json()) as { code?: string }).code === 'IDEMPOTENCY_KEY_IN_FLIGHT'
+    )
       retry = await request(c.method, url, c.payload, key)
     t.equal(retry.status, 200, `${c.name}: the retry is answered 200`)
     t.equal(retry.headers.get('idempotent-replayed'), 'true', `${c.name}: with the stored answer`)
-    const body = await retry.json()
+    const body = (await retry.json()) as { id?: unknown }
     t.ok(typeof body.id === 'string', `${c.name}: the record`)
     t.same(footprint(app.db), changed, `${c.name}: made once: no second change, audit entry or feed event`)
     const stored = app.db.prepare('SELECT body FROM idempotency_keys WHERE key = ?').pluck().get(key)

@@ -1,4 +1,4 @@
-import { openSync, writeSync, closeSync } from 'node:fs'
+import { closeSync, openSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
@@ -8,27 +8,34 @@ import { buildLoggedApp } from './fault-helpers.js'
 
 const occupant = { encounter: 'e-1', bed: 'B-1', occupiedBy: 'p' }
 
-t.test('a read-only database: 503 STORAGE_READ_ONLY, /health 503, one error log; writable again, all is well', async (t) => {
-  const path = join(t.testdir(), 'ro.db')
-  const { app, token, errors } = await buildLoggedApp(t, { DATABASE_PATH: path })
-  const write = bearer(token('nurse', 'write'))
-  // What a file, folder or file system that cannot be written does to SQLite's writes.
-  app.db.pragma('query_only = ON')
-  for (let i = 0; i < 3; i++) {
+t.test(
+  'a read-only database: 503 STORAGE_READ_ONLY, /health 503, one error log; writable again, all is well',
+  async (t) => {
+    const path = join(t.testdir(), 'ro.db')
+    const { app, token, errors } = await buildLoggedApp(t, { DATABASE_PATH: path })
+    const write = bearer(token('nurse', 'write'))
+    // What a file, folder or file system that cannot be written does to SQLite's writes.
+    app.db.pragma('query_only = ON')
+    for (let i = 0; i < 3; i++) {
+      const res = await app.inject({ method: 'POST', url: '/ward-occupants', headers: write, payload: occupant })
+      t.equal(res.statusCode, 503)
+      t.match(res.json(), { code: 'STORAGE_READ_ONLY', message: /cannot be written/ })
+      t.ok(res.headers['retry-after'])
+    }
+    t.match((await app.inject('/health')).json(), {
+      status: 'unavailable',
+      database: 'readonly',
+      code: 'SQLITE_READONLY',
+    })
+    t.equal(errors().length, 1, 'one error log, naming the file and the cause')
+    t.match(errors()[0], { file: path, code: 'SQLITE_READONLY', msg: new RegExp(`^${path}: `) })
+    t.equal((await app.inject({ url: '/ward-occupants', headers: write })).statusCode, 200, 'reads go on')
+    app.db.pragma('query_only = OFF')
     const res = await app.inject({ method: 'POST', url: '/ward-occupants', headers: write, payload: occupant })
-    t.equal(res.statusCode, 503)
-    t.match(res.json(), { code: 'STORAGE_READ_ONLY', message: /cannot be written/ })
-    t.ok(res.headers['retry-after'])
-  }
-  t.match((await app.inject('/health')).json(), { status: 'unavailable', database: 'readonly', code: 'SQLITE_READONLY' })
-  t.equal(errors().length, 1, 'one error log, naming the file and the cause')
-  t.match(errors()[0], { file: path, code: 'SQLITE_READONLY', msg: new RegExp(`^${path}: `) })
-  t.equal((await app.inject({ url: '/ward-occupants', headers: write })).statusCode, 200, 'reads go on')
-  app.db.pragma('query_only = OFF')
-  const res = await app.inject({ method: 'POST', url: '/ward-occupants', headers: write, payload: occupant })
-  t.equal(res.statusCode, 200)
-  t.equal((await app.inject('/health')).statusCode, 200)
-})
+    t.equal(res.statusCode, 200)
+    t.equal((await app.inject('/health')).statusCode, 200)
+  },
+)
 
 t.test('an I/O error: 503 STORAGE_IO_ERROR, /health 503 until a write succeeds, one log', async (t) => {
   const path = join(t.testdir(), 'io.db')
@@ -47,7 +54,10 @@ t.test('an I/O error: 503 STORAGE_IO_ERROR, /health 503 until a write succeeds, 
   t.match(health.json(), { database: 'io', code: 'SQLITE_IOERR_FSYNC', message: /I\/O error/ })
   t.equal(errors().length, 1)
   t.match(errors()[0], { file: path, fault: 'io' })
-  t.equal((await app.inject({ method: 'POST', url: '/ward-occupants', headers: write, payload: occupant })).statusCode, 200)
+  t.equal(
+    (await app.inject({ method: 'POST', url: '/ward-occupants', headers: write, payload: occupant })).statusCode,
+    200,
+  )
   t.equal((await app.inject('/health')).statusCode, 200, 'a write that worked ends the episode')
 })
 
