@@ -157,7 +157,14 @@ function createWriteQueue(db: Database): WriteQueue {
 
   function flush() {
     scheduled = false
-    if (pending.length === 0 || !db.open) return
+    if (pending.length === 0) return
+    if (!db.open) {
+      // Closed while writes waited for a lock: they are refused, never left hanging.
+      const refused = pending
+      pending = []
+      for (const job of refused) job.reject(new Error('the database was closed before this write could run'))
+      return
+    }
     // Damage found earlier: writing on would spread it (see StorageState).
     if (storage.condition?.fault === 'corrupt') {
       const refused = pending
