@@ -10,6 +10,7 @@ import authPlugin from './plugins/auth.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
+import idempotencyPlugin from './plugins/idempotency.js'
 import jsonBody from './plugins/json-body.js'
 import lingeringClose from './plugins/lingering-close.js'
 import { requestSerializer } from './plugins/log-serializers.js'
@@ -94,7 +95,11 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(jsonBody)
   await fastify.register(lingeringClose)
   await fastify.register(securityHeaders)
-  await fastify.register(dbPlugin, { path: opts.config.DATABASE_PATH, bedPolicy: opts.config.BED_POLICY })
+  await fastify.register(dbPlugin, {
+    path: opts.config.DATABASE_PATH,
+    bedPolicy: opts.config.BED_POLICY,
+    busyTimeoutMs: opts.config.DATABASE_BUSY_TIMEOUT_MS,
+  })
   await fastify.register(eventsPlugin)
   await fastify.register(notificationProducer)
   await fastify.register(feedPlugin, {
@@ -127,6 +132,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
       enabled: opts.config.AUDIT_READS,
       retentionDays: opts.config.AUDIT_READS_RETENTION_DAYS,
     })
+    await scope.register(idempotencyPlugin, { ttlHours: opts.config.IDEMPOTENCY_KEY_TTL_HOURS })
     await scope.register(wardOccupantRoutes)
     await scope.register(notificationRoutes)
     await scope.register(formTemplateRoutes)

@@ -7,10 +7,11 @@ import BetterSqlite3 from 'better-sqlite3'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import { PROJECT_ROOT } from './config.js'
 import { createAuditLog } from './db/audit.js'
-import { type Database, openDatabase } from './db/connection.js'
+import { type Database, DEFAULT_BUSY_TIMEOUT_MS, openDatabase } from './db/connection.js'
 import { unstorableValue } from './db/json-values.js'
 import { createNotificationRepository, DIRECTIONS, type NewNotification } from './db/notifications.js'
 import { createReadLog } from './db/read-log.js'
+import { FAULT_MESSAGES, faultOfError } from './db/storage-faults.js'
 import { createTokenRepository, ROLES, type Role, type TokenInfo } from './db/tokens.js'
 
 export interface CliIo {
@@ -70,6 +71,11 @@ function describeToken(t: TokenInfo): string {
   ].join('\t')
 }
 
+function milliseconds(text: string): number {
+  if (!/^\d{1,6}$/.test(text)) throw new InvalidArgumentError('must be a whole number of milliseconds, at most 999999')
+  return Number(text)
+}
+
 /**
  * The command-line tool. It works on the database file directly, also while the server runs
  * (SQLite WAL lets both in), and the server reads tokens on every request, so changes count at once.
@@ -79,6 +85,15 @@ export function buildProgram(io: CliIo): Command {
     .description('administration of a facility-service database')
     .addOption(
       new Option('--database <path>', 'the SQLite database file').env('DATABASE_PATH').default('./data/facility.db'),
+    )
+    .addOption(
+      new Option(
+        '--busy-timeout <ms>',
+        'how long to wait for a lock held by another process (the server, a sqlite3 shell)',
+      )
+        .env('DATABASE_BUSY_TIMEOUT_MS')
+        .argParser(milliseconds)
+        .default(DEFAULT_BUSY_TIMEOUT_MS),
     )
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
     .exitOverride()
@@ -94,7 +109,7 @@ export function buildProgram(io: CliIo): Command {
         `no database at ${path}: pass --database (or set DATABASE_PATH) to the service's file, or start the service once to create it`,
       )
     }
-    return openDatabase(path)
+    return openDatabase(path, program.opts<{ busyTimeout: number }>().busyTimeout)
   }
 
   function withDatabase<T>(run: (db: Database) => T, options: { mayCreate?: boolean } = {}): T {
@@ -175,6 +190,14 @@ export function buildProgram(io: CliIo): Command {
         // Under WAL the server keeps writing while this snapshot is read.
         const { totalPages } = await db.backup(file, { progress: () => Number.MAX_SAFE_INTEGER })
         io.out(`backed up ${totalPages} pages to ${file}`)
+      } catch (error) {
+        // A half-written copy is no backup: it is removed, so it is never mistaken for one.
+        for (const part of [file, `${file}-journal`, `${file}-wal`]) rmSync(part, { force: true })
+        if (faultOfError(error) === 'full')
+          throw new CliError(
+            `no space left for the backup at ${file} (${codeOf(error)}); nothing was written: free space or choose another disk`,
+          )
+        throw error
       } finally {
         db.close()
       }
@@ -250,6 +273,13 @@ export function buildProgram(io: CliIo): Command {
 
 export class CliError extends Error {}
 
+function codeOf(error: unknown): string {
+  return String((error as { code?: unknown }).code ?? 'error')
+}
+
+/** Exit status for a database locked by another process past the wait (sysexits' EX_TEMPFAIL): retry. */
+export const EXIT_BUSY = 75
+
 /**
  * The smoke test on a copy: the file is opened read-only and copied with SQLite's online backup
  * (consistent while the server writes), so the original and its -wal are never written.
@@ -303,6 +333,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const e = error as { code?: string; exitCode?: number; message?: string }
     if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0
     if (e.code?.startsWith('commander.')) return e.exitCode ?? 2
+    const fault = error instanceof CliError ? null : faultOfError(error)
+    if (fault !== null) {
+      // The same words the server answers with, plus the code SQLite gave.
+      io.err(`facility-service: ${FAULT_MESSAGES[fault]} (${codeOf(error)}: ${e.message})`)
+      return fault === 'busy' ? EXIT_BUSY : 1
+    }
     io.err(`facility-service: ${e.message ?? String(error)}`)
     return 1
   }

@@ -17,6 +17,19 @@ export const ConfigSchema = Type.Object({
     { default: 'info' },
   ),
   BED_POLICY: Type.Union([Type.Literal('exclusive'), Type.Literal('shared')], { default: 'exclusive' }),
+  DATABASE_BUSY_TIMEOUT_MS: Type.Integer({
+    minimum: 0,
+    maximum: 600_000,
+    default: 5000,
+    description:
+      'how long a write waits for a lock held by another process (sqlite3 shell, CLI) before it is answered 503 DATABASE_BUSY; the wait never blocks other requests',
+  }),
+  IDEMPOTENCY_KEY_TTL_HOURS: Type.Integer({
+    minimum: 1,
+    maximum: 8760,
+    default: 24,
+    description: 'how long the answer to a request with an Idempotency-Key is kept for retries',
+  }),
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1_048_576, description: 'bytes per request body' }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
   RATE_LIMIT_MAX: Type.Integer({

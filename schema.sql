@@ -257,3 +257,22 @@ CREATE INDEX read_log_at ON read_log (at);
 CREATE INDEX read_log_facility ON read_log (facility, seq);
 CREATE TRIGGER read_log_no_update BEFORE UPDATE ON read_log
 BEGIN SELECT RAISE(ABORT, 'read_log is append-only'); END;
+
+-- migration 9: idempotency keys (the Idempotency-Key request header)
+-- The final answer to a POST, PATCH or DELETE sent with an Idempotency-Key, per token, so a client
+-- that lost the connection can retry and get that answer instead of making the change twice. A 2xx
+-- answer is written in the transaction of the change itself, so a change is never stored without
+-- its answer (a crash between the commit and the reply included). fingerprint is a SHA-256 of the
+-- method, the path and the body (as parsed JSON, keys sorted): the same key with another request is
+-- refused. Rows older than IDEMPOTENCY_KEY_TTL_HOURS are ignored and deleted every hour.
+CREATE TABLE idempotency_keys (
+  token_id    TEXT NOT NULL,
+  key         TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  status      INTEGER NOT NULL,
+  headers     TEXT NOT NULL,
+  body        TEXT NOT NULL,
+  PRIMARY KEY (token_id, key)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);

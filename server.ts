@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp, listenOptions, loggerOptions } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
+import { writeQueue } from './db/write-queue.js'
 
 function readConfig(): Config {
   try {
@@ -39,3 +40,9 @@ closeWithGrace({ delay: 10_000 }, async function closeApp({ signal, err }) {
 
 printBootstrapToken(app)
 await app.listen({ port: config.PORT, host: config.HOST })
+
+// For the reliability tests only (test/reliability/idempotency-crash.test.ts): die right after the
+// first commit that stored something, before any answer is sent, the way a power cut would.
+if (process.env.FACILITY_SERVICE_TEST_KILL_AFTER_COMMIT === '1') {
+  writeQueue(app.db).onCommit(() => process.kill(process.pid, 'SIGKILL'))
+}

@@ -103,7 +103,8 @@ export function createFeedLog(db: Database) {
     /** Up to `limit` events with seq in (from, through], oldest first. */
     between: (from: number, through: number, limit: number): FeedEvent[] =>
       after.all(from, through, limit).map(toEvent),
-    prune: (before: number): number => prune.immediate(before),
+    /** Inside a write transaction (the write queue's) or on its own. */
+    prune: (before: number): number => (db.inTransaction ? prune(before) : prune.immediate(before)),
   }
 }
 

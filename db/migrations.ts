@@ -47,6 +47,9 @@ export function migrate(db: Database, migrations = loadMigrations()): number {
         'upgrade the service instead of opening this file with an older one',
     )
   }
+  // Up to date: no transaction at all, so opening never waits for another process's write lock
+  // (the CLI reading while an admin's sqlite3 session holds it).
+  if (current === latest) return latest
   for (const migration of migrations) {
     const apply = db.transaction(() => {
       const now = db.pragma('user_version', { simple: true }) as number

@@ -15,6 +15,7 @@ import {
   type Viewer,
 } from './notification-audience.js'
 import { parseListQuery } from './query.js'
+import { writeQueue } from './write-queue.js'
 
 export { NOTIFICATION_FIELDS, type Viewer } from './notification-audience.js'
 export { DIRECTIONS }
@@ -174,6 +175,9 @@ export function createNotificationRepository(db: Database) {
     return toRecord(row)
   })
 
+  // Through the write queue (its group commit, and its waiting for another process's lock off the
+  // event loop); the savepoint keeps the mark atomic within the batch.
+  const writes = writeQueue(db)
   const markSeen = db.transaction((viewer: Viewer, id: string): Notification => {
     visibleRow(viewer, id)
     // The reader's facility decides who else may learn of the mark (readersFor, boundFields).
@@ -211,7 +215,7 @@ export function createNotificationRepository(db: Database) {
       const { base, parsed } = listFor(viewer, { ...query, $unseen: 'true', $limit: '0', $skip: '0' })
       return list(base, parsed).total
     },
-    markSeen: (viewer: Viewer, id: string): Notification => markSeen.immediate(viewer, id),
+    markSeen: (viewer: Viewer, id: string): Promise<Notification> => writes.run(() => markSeen(viewer, id)),
   }
 }
 

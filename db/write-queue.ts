@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3'
+import { storageError, storageFaultOf, storageState } from './storage-faults.js'
 
 /**
  * Group commit. A durable commit waits for the disk (fsync, about a millisecond here), and
@@ -15,15 +16,41 @@ import type { Database } from 'better-sqlite3'
  * the batch is rolled back and run again without it. Writes must therefore only change the
  * database (ward occupant events feed listeners that write in the same transaction, see
  * plugins/events.ts); a write may run more than once, and its result is the last run's.
+ *
+ * Another process holding the write lock (an admin's sqlite3 shell, the CLI) never blocks the event
+ * loop: the server's connection has busy_timeout 0, so BEGIN IMMEDIATE fails at once, and the
+ * batch is tried again on a timer, with backoff, the writes waiting in their order. A write that
+ * has waited `busyTimeoutMs` is refused with DATABASE_BUSY; nothing of it was stored.
  */
 export interface WriteQueue {
   run<T>(write: () => T): Promise<T>
+  /**
+   * Runs `enqueue`, which must put one write in this queue synchronously (a repository call), so
+   * that `followUp` runs in the same transaction right after that write succeeded, with its result
+   * (an idempotency key's stored answer, see plugins/idempotency.ts).
+   */
+  withFollowUp<T>(followUp: (value: unknown) => void, enqueue: () => Promise<T>): Promise<T>
+  /** How long a write may wait for another process's lock before it is refused. */
+  busyTimeoutMs: number
+  /** Since when writes wait for another process's lock (null: they do not). */
+  readonly waitingSince: number | null
+  /** Called after each commit that stored something (tests use it to crash at that point). */
+  onCommit(listener: () => void): () => void
+  /** Called when writes start waiting for another process's lock, get it, or are all refused. */
+  onBusy(listener: (event: BusyEvent) => void): () => void
+}
+
+export interface BusyEvent {
+  state: 'waiting' | 'acquired' | 'gave-up'
+  waitedMs: number
 }
 
 interface Job {
   write: () => unknown
+  followUp: ((value: unknown) => void) | undefined
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
+  queuedAt: number
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
@@ -40,8 +67,18 @@ export function writeQueue(db: Database): WriteQueue {
   return queue
 }
 
+const FIRST_RETRY_MS = 2
+const LONGEST_RETRY_MS = 100
+
 function createWriteQueue(db: Database): WriteQueue {
   let pending: Job[] = []
+  let scheduled = false
+  let waitingSince: number | null = null
+  let retryMs = FIRST_RETRY_MS
+  let nextFollowUp: ((value: unknown) => void) | undefined
+  const commitListeners = new Set<() => void>()
+  const busyListeners = new Set<(event: BusyEvent) => void>()
+  const storage = storageState(db)
   const begin = db.prepare('BEGIN IMMEDIATE')
   const commit = db.prepare('COMMIT')
   const rollback = db.prepare('ROLLBACK')
@@ -54,9 +91,12 @@ function createWriteQueue(db: Database): WriteQueue {
       begin.run()
       let failedMidway = false
       for (const i of todo) {
+        const job = jobs[i] as Job
         const before = totalChanges.get()
         try {
-          outcomes[i] = { ok: true, value: (jobs[i] as Job).write() }
+          const value = job.write()
+          job.followUp?.(value)
+          outcomes[i] = { ok: true, value }
         } catch (error) {
           outcomes[i] = { ok: false, error }
           // Changed something, or some error (disk full, I/O) made SQLite drop the transaction.
@@ -77,33 +117,124 @@ function createWriteQueue(db: Database): WriteQueue {
     }
   }
 
+  function schedule(delayMs: number) {
+    if (scheduled) return
+    scheduled = true
+    // setImmediate runs after the I/O of this turn: the requests that arrived together are all
+    // parsed and queued by then.
+    if (delayMs === 0) setImmediate(flush)
+    else setTimeout(flush, delayMs)
+  }
+
+  /** BEGIN met another process's lock: refuse the writes that waited long enough, retry the rest. */
+  function waitForLock(now: number) {
+    if (waitingSince === null) {
+      waitingSince = now
+      tell('waiting', now)
+    }
+    const expired = pending.filter((job) => now - job.queuedAt >= queue.busyTimeoutMs)
+    if (expired.length > 0) {
+      pending = pending.filter((job) => now - job.queuedAt < queue.busyTimeoutMs)
+      for (const job of expired) job.reject(storageError('busy'))
+    }
+    if (pending.length === 0) return endWait('gave-up', now)
+    // Jitter keeps this process from retrying in step with another one doing the same.
+    schedule(Math.ceil(retryMs * (0.5 + Math.random() / 2)))
+    retryMs = Math.min(retryMs * 2, LONGEST_RETRY_MS)
+  }
+
+  function tell(state: BusyEvent['state'], now: number) {
+    const event = { state, waitedMs: now - (waitingSince ?? now) }
+    for (const listener of busyListeners) listener(event)
+  }
+
+  function endWait(state: 'acquired' | 'gave-up', now: number) {
+    if (waitingSince === null) return
+    tell(state, now)
+    waitingSince = null
+    retryMs = FIRST_RETRY_MS
+  }
+
   function flush() {
+    scheduled = false
+    if (pending.length === 0) return
+    if (!db.open) {
+      // Closed while writes waited for a lock: they are refused, never left hanging.
+      const refused = pending
+      pending = []
+      for (const job of refused) job.reject(new Error('the database was closed before this write could run'))
+      return
+    }
+    // Damage found earlier: writing on would spread it (see StorageState).
+    if (storage.condition?.fault === 'corrupt') {
+      const refused = pending
+      pending = []
+      for (const job of refused) job.reject(storageError('corrupt'))
+      return
+    }
     const jobs = pending
     pending = []
     let outcomes: Outcome[]
+    const changesBefore = totalChanges.get()
     try {
       outcomes = runBatch(jobs)
     } catch (error) {
       // BEGIN or COMMIT failed: nothing of this batch is stored.
       if (db.open && db.inTransaction) rollback.run()
+      if (storageFaultOf(error) === 'busy' && !db.inTransaction) {
+        pending = [...jobs, ...pending]
+        return waitForLock(Date.now())
+      }
+      storage.report(error)
       for (const job of jobs) job.reject(error)
       return
+    }
+    endWait('acquired', Date.now())
+    if (totalChanges.get() !== changesBefore) {
+      storage.recovered()
+      for (const listener of commitListeners) listener()
     }
     jobs.forEach((job, i) => {
       const outcome = outcomes[i] as Outcome
       if (outcome.ok) job.resolve(outcome.value)
-      else job.reject(outcome.error)
+      else {
+        storage.report(outcome.error)
+        job.reject(outcome.error)
+      }
     })
+    if (pending.length > 0) schedule(0)
   }
 
-  return {
+  const queue: WriteQueue = {
+    busyTimeoutMs: 5000,
+    get waitingSince() {
+      return waitingSince
+    },
     run<T>(write: () => T): Promise<T> {
+      const followUp = nextFollowUp
+      nextFollowUp = undefined
       return new Promise<T>((resolve, reject) => {
-        pending.push({ write, resolve: resolve as (value: unknown) => void, reject })
-        // setImmediate runs after the I/O of this turn: the requests that arrived together are
-        // all parsed and queued by then.
-        if (pending.length === 1) setImmediate(flush)
+        pending.push({ write, followUp, resolve: resolve as (value: unknown) => void, reject, queuedAt: Date.now() })
+        // While waiting for a lock the retry timer is already set: new writes join that batch.
+        if (waitingSince === null) schedule(0)
       })
     },
+    withFollowUp<T>(followUp: (value: unknown) => void, enqueue: () => Promise<T>): Promise<T> {
+      nextFollowUp = followUp
+      try {
+        return enqueue()
+      } finally {
+        nextFollowUp = undefined
+      }
+    },
+    onCommit(listener) {
+      commitListeners.add(listener)
+      return () => commitListeners.delete(listener)
+    },
+    onBusy(listener) {
+      busyListeners.add(listener)
+      return () => busyListeners.delete(listener)
+    },
   }
+  return queue
 }

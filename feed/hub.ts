@@ -32,6 +32,8 @@ export class FeedHub {
   constructor(
     private readonly log: FeedLog,
     private readonly limits: HubLimits,
+    /** A read of the log that failed on a timer (an I/O error): told, never thrown into the event loop. */
+    private readonly onReadError: (error: unknown) => void = () => {},
   ) {
     this.cursor = log.head()
   }
@@ -46,8 +48,17 @@ export class FeedHub {
     this.wakeScheduled = true
     setImmediate(() => {
       this.wakeScheduled = false
-      this.pump()
+      this.pumpSafely()
     })
+  }
+
+  /** pump() for timers: a failing read is reported and tried again on the next turn. */
+  pumpSafely(): void {
+    try {
+      this.pump()
+    } catch (error) {
+      this.onReadError(error)
+    }
   }
 
   pump(): void {

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { createFeedLog, type FeedLog, onFeedAppend } from '../db/feed.js'
 import type { Principal } from '../db/tokens.js'
+import { writeQueue } from '../db/write-queue.js'
 import { FeedHub } from './hub.js'
 import { StreamTickets } from './tickets.js'
 
@@ -45,7 +46,13 @@ export default fp<FeedOptions>(
   async function feedPlugin(fastify, opts) {
     await fastify.register(fastifySSE, { heartbeatInterval: opts.heartbeatMs })
     const log = createFeedLog(fastify.db)
-    const hub = new FeedHub(log, { maxStreams: opts.maxStreams, maxStreamsPerToken: opts.maxStreamsPerToken })
+    const hub = new FeedHub(
+      log,
+      { maxStreams: opts.maxStreams, maxStreamsPerToken: opts.maxStreamsPerToken },
+      function readFailed(error) {
+        if (fastify.storage.report(error) === null) fastify.log.error({ err: error }, 'the live feed could not read')
+      },
+    )
     const tickets = new StreamTickets()
 
     function redeemTicket(ticket: string): Principal | null {
@@ -55,14 +62,24 @@ export default fp<FeedOptions>(
       return { tokenId: info.tokenId, account: info.account, role: info.role, facility: info.facility }
     }
 
+    // Through the write queue, so pruning never waits on the event loop for another process's lock.
+    const writes = writeQueue(fastify.db)
     function prune() {
-      log.prune(Date.now() - opts.retentionHours * 3_600_000)
+      writes
+        .run(() => log.prune(Date.now() - opts.retentionHours * 3_600_000))
+        .catch((error) => fastify.log.warn({ err: error }, 'feed pruning failed; it is tried again in an hour'))
     }
 
     const stopListening = onFeedAppend(fastify.db, () => hub.wake())
     const timers = [
-      setInterval(() => hub.pump(), opts.pollMs),
-      setInterval(() => hub.checkTokens((id) => fastify.tokens.get(id)), TOKEN_CHECK_MS),
+      setInterval(() => hub.pumpSafely(), opts.pollMs),
+      setInterval(() => {
+        try {
+          hub.checkTokens((id) => fastify.tokens.get(id))
+        } catch (error) {
+          fastify.storage.report(error)
+        }
+      }, TOKEN_CHECK_MS),
       setInterval(prune, PRUNE_EVERY_MS),
     ]
     for (const timer of timers) timer.unref()

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import fp from 'fastify-plugin'
+import { faultOfError, RETRY_AFTER_SECONDS, storageError } from '../db/storage-faults.js'
 import { ErrorBody } from './schemas.js'
 
 type SchemaContext = Parameters<NonNullable<import('fastify').FastifyServerOptions['schemaErrorFormatter']>>[1]
@@ -141,6 +142,15 @@ export default fp(
 
     fastify.setErrorHandler(function handleError(error: FastifyError | ErrorLike, request: FastifyRequest, reply) {
       if (error.validation) return sendError(reply, 400, error.message ?? 'invalid request', 'FST_ERR_VALIDATION')
+      const fault = faultOfError(error)
+      if (fault !== null) {
+        // A storage fault is logged once per episode where it is noted (plugins/db.ts), not per request.
+        request.server.storage?.report(error)
+        const answer = storageError(fault)
+        request.log.debug({ err: error }, 'storage fault')
+        reply.header('retry-after', String(RETRY_AFTER_SECONDS[fault]))
+        return sendError(reply, answer.statusCode, answer.message, answer.code)
+      }
       const status = error.statusCode ?? 500
       if (status < 400 || status >= 500) {
         request.log.error({ err: error }, 'request failed')

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { createReadLog, type ReadOperation } from '../db/read-log.js'
+import { faultOfError } from '../db/storage-faults.js'
 import { writeQueue } from '../db/write-queue.js'
 import { queryNames } from './log-serializers.js'
 
@@ -62,7 +63,9 @@ export default fp<ReadAuditOptions>(
       queue
         .run(() => log.append(entry, at))
         .catch(function lost(error: unknown) {
-          request.log.error({ err: error }, 'a read-log entry could not be written')
+          // A full disk or a lock is logged once per episode (plugins/db.ts), not once per read.
+          if (faultOfError(error) !== null) request.log.debug({ err: error }, 'a read-log entry could not be written')
+          else request.log.error({ err: error }, 'a read-log entry could not be written')
         })
       done()
     })
@@ -78,7 +81,7 @@ export default fp<ReadAuditOptions>(
       PRUNE_EVERY_MS,
     )
     timer.unref()
-    await prune()
+    await prune().catch((error) => fastify.log.warn({ err: error }, 'read-log pruning failed; tried again in an hour'))
 
     // Entries still queued are written before the database closes (a queued job runs after them).
     fastify.addHook('onClose', async function flushReads() {

@@ -82,7 +82,8 @@ const eventRoutes: FastifyPluginAsyncTypebox = async function eventRoutes(fastif
     '/events/tickets',
     {
       // Asking for a ticket changes nothing but the caller's own state: a read token may.
-      config: { role: 'read' },
+      // A retry simply gets a new ticket: a ticket is a credential and is never stored.
+      config: { role: 'read', idempotency: 'accept' },
       schema: {
         tags,
         summary: 'a single-use ticket that opens one event stream within 30 s (for EventSource)',

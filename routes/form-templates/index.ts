@@ -3,6 +3,7 @@ import { FORM_TEMPLATE_FIELDS } from '../../db/form-template-content.js'
 import { createFormTemplateRepository } from '../../db/form-templates.js'
 import { facilityForCreate } from '../../plugins/auth.js'
 import { ifMatchOf, withEtag } from '../../plugins/http.js'
+import { answerWrite } from '../../plugins/idempotency.js'
 import { listParameters } from '../../plugins/list-parameters.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
@@ -27,7 +28,12 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
     },
     async function createFormTemplate(request, reply) {
       const facility = facilityForCreate(request.principal, request.body.facility)
-      return withEtag(reply, await templates.create(request.principal, facility, request.body))
+      return answerWrite(
+        request,
+        reply,
+        () => templates.create(request.principal, facility, request.body),
+        (created) => withEtag(reply, created),
+      )
     },
   )
 
@@ -77,8 +83,12 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
       },
     },
     async function patchFormTemplate(request, reply) {
-      const patched = await templates.patch(request.principal, request.params.id, request.body, ifMatchOf(request))
-      return withEtag(reply, patched)
+      return answerWrite(
+        request,
+        reply,
+        () => templates.patch(request.principal, request.params.id, request.body, ifMatchOf(request)),
+        (patched) => withEtag(reply, patched),
+      )
     },
   )
 
@@ -92,8 +102,13 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
         response: { 200: FormTemplate, ...errorResponses(404, 412) },
       },
     },
-    async function deleteFormTemplate(request) {
-      return await templates.remove(request.principal, request.params.id, ifMatchOf(request))
+    async function deleteFormTemplate(request, reply) {
+      return answerWrite(
+        request,
+        reply,
+        () => templates.remove(request.principal, request.params.id, ifMatchOf(request)),
+        (removed) => removed,
+      )
     },
   )
 

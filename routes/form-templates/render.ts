@@ -91,7 +91,8 @@ const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function re
   fastify.post(
     '/form-templates/:id/render',
     {
-      config: { role: 'read', readAudit: 'render' },
+      // Rendering changes nothing: a retry renders again, and no page of patient data is kept for it.
+      config: { role: 'read', readAudit: 'render', idempotency: 'accept' },
       schema: {
         tags: ['form templates'],
         summary: 'render the print layout with caller data (available to the layout as `data`)',

@@ -1,12 +1,26 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { ErrorBody } from '../../plugins/schemas.js'
+import { FAULT_MESSAGES } from '../../db/storage-faults.js'
+import { ErrorBody, Timestamp } from '../../plugins/schemas.js'
 
 const Health = Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') })
-const Unhealthy = Type.Object({ status: Type.Literal('unavailable'), database: Type.String() })
+const Unhealthy = Type.Object({
+  status: Type.Literal('unavailable'),
+  database: Type.String({ description: 'unreachable, full, io, corrupt or readonly' }),
+  message: Type.Optional(Type.String({ description: 'what happened and what an operator should do' })),
+  code: Type.Optional(Type.String({ description: 'the SQLite or system error code, e.g. SQLITE_FULL' })),
+  since: Type.Optional(Timestamp),
+})
 
-/** Liveness and database check, without a token, for load balancers and service managers. */
+/**
+ * Liveness and database check, without a token, for load balancers and service managers. It never
+ * writes: whether the database takes writes is learnt from the writes themselves (a full disk, an
+ * I/O error, a read-only file; db/storage-faults.ts), and it is unhealthy while that lasts. A lock
+ * held by another process is not unhealthy: writes wait for it, and reads go on.
+ */
 const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fastify) {
+  const probe = fastify.db.prepare('SELECT 1')
+
   fastify.get(
     '/health',
     {
@@ -20,12 +34,21 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
     },
     async function health(request, reply) {
       try {
-        fastify.db.prepare('SELECT 1').get()
-        return { status: 'ok' as const, database: 'ok' as const }
+        probe.get()
       } catch (error) {
         request.log.error({ err: error }, 'health check failed')
+        fastify.storage.report(error)
         return reply.code(503).send({ status: 'unavailable' as const, database: 'unreachable' })
       }
+      const condition = fastify.storage.condition
+      if (condition === null) return { status: 'ok' as const, database: 'ok' as const }
+      return reply.code(503).send({
+        status: 'unavailable' as const,
+        database: condition.fault,
+        message: FAULT_MESSAGES[condition.fault],
+        code: condition.code,
+        since: condition.since,
+      })
     },
   )
 }

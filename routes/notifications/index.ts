@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { fieldsFor } from '../../db/notification-audience.js'
 import { createNotificationRepository } from '../../db/notifications.js'
 import { withEtag } from '../../plugins/http.js'
+import { answerWrite } from '../../plugins/idempotency.js'
 import { listParameters } from '../../plugins/list-parameters.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, listItem, NoBody } from '../../plugins/schemas.js'
@@ -101,7 +102,12 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
       },
     },
     async function markNotificationSeen(request, reply) {
-      return withEtag(reply, versioned(notifications.markSeen(request.principal, request.params.id)))
+      return answerWrite(
+        request,
+        reply,
+        () => notifications.markSeen(request.principal, request.params.id),
+        (marked) => withEtag(reply, versioned(marked)),
+      )
     },
   )
 }

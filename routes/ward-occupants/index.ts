@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { createWardOccupantRepository, WARD_OCCUPANT_FIELDS } from '../../db/ward-occupants.js'
 import { facilityForCreate } from '../../plugins/auth.js'
 import { ifMatchOf, sendJson, withEtag } from '../../plugins/http.js'
+import { answerWrite } from '../../plugins/idempotency.js'
 import { listParameters } from '../../plugins/list-parameters.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
@@ -25,7 +26,12 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
     },
     async function createWardOccupant(request, reply) {
       const facility = facilityForCreate(request.principal, request.body.facility)
-      return withEtag(reply, await occupants.create(request.principal, facility, request.body))
+      return answerWrite(
+        request,
+        reply,
+        () => occupants.create(request.principal, facility, request.body),
+        (created) => withEtag(reply, created),
+      )
     },
   )
 
@@ -76,8 +82,12 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
       },
     },
     async function patchWardOccupant(request, reply) {
-      const changed = await occupants.patch(request.principal, request.params.id, request.body, ifMatchOf(request))
-      return withEtag(reply, changed)
+      return answerWrite(
+        request,
+        reply,
+        () => occupants.patch(request.principal, request.params.id, request.body, ifMatchOf(request)),
+        (changed) => withEtag(reply, changed),
+      )
     },
   )
 
@@ -91,8 +101,13 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
         response: { 200: WardOccupant, ...errorResponses(404, 412) },
       },
     },
-    async function deleteWardOccupant(request) {
-      return occupants.remove(request.principal, request.params.id, ifMatchOf(request))
+    async function deleteWardOccupant(request, reply) {
+      return answerWrite(
+        request,
+        reply,
+        () => occupants.remove(request.principal, request.params.id, ifMatchOf(request)),
+        (removed) => removed,
+      )
     },
   )
 }

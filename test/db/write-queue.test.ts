@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t, { type Test } from 'tap'
 import { writeQueue } from '../../db/write-queue.js'
@@ -107,4 +108,63 @@ t.test('when the batch cannot begin, every write of it is refused', async (t) =>
   t.notOk(db.inTransaction)
   t.same(texts(), [])
   t.same(await queue.run(() => insert.run('z').changes), 1, 'the next batch works')
+})
+
+t.test(
+  "writes that meet another connection's lock wait off the event loop, then commit together, in order",
+  async (t) => {
+    const path = join(t.testdir(), 'lock.db')
+    const db = new BetterSqlite3(path)
+    t.teardown(() => db.close())
+    db.pragma('journal_mode = WAL')
+    db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)')
+    db.pragma('busy_timeout = 0')
+    const other = new BetterSqlite3(path)
+    t.teardown(() => other.close())
+    other.exec('BEGIN IMMEDIATE')
+    const queue = writeQueue(db)
+    queue.busyTimeoutMs = 60_000
+    let commits = 0
+    queue.onCommit(() => commits++)
+    const insert = db.prepare('INSERT INTO notes (text) VALUES (?)')
+    const first = queue.run(() => insert.run('a').lastInsertRowid)
+    while (queue.waitingSince === null) await new Promise((resolve) => setImmediate(resolve))
+    // Queued while the first waits: they join its batch, behind it.
+    const rest = [queue.run(() => insert.run('b').lastInsertRowid), queue.run(() => insert.run('c').lastInsertRowid)]
+    let turns = 0
+    while (turns < 20) {
+      await new Promise((resolve) => setTimeout(resolve, 1))
+      turns++ // the event loop turns while the lock is held
+    }
+    t.equal(commits, 0, 'nothing committed while the lock is held')
+    other.exec('COMMIT')
+    t.same(await Promise.all([first, ...rest]), [1, 2, 3], 'in the order they were queued')
+    t.equal(commits, 1, 'in one group commit')
+    t.equal(queue.waitingSince, null)
+  },
+)
+
+t.test('a write waits at most busyTimeoutMs from when it was queued, then is refused DATABASE_BUSY', async (t) => {
+  const path = join(t.testdir(), 'lock.db')
+  const db = new BetterSqlite3(path)
+  t.teardown(() => db.close())
+  db.pragma('journal_mode = WAL')
+  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)')
+  db.pragma('busy_timeout = 0')
+  const other = new BetterSqlite3(path)
+  t.teardown(() => other.close())
+  other.exec('BEGIN IMMEDIATE')
+  const queue = writeQueue(db)
+  queue.busyTimeoutMs = 20
+  const events: string[] = []
+  queue.onBusy((e) => events.push(e.state))
+  await t.rejects(
+    queue.run(() => db.prepare('INSERT INTO notes (text) VALUES (?)').run('x')),
+    { code: 'DATABASE_BUSY', statusCode: 503 },
+  )
+  t.ok(other.inTransaction, 'refused while the lock is still held')
+  t.same(events, ['waiting', 'gave-up'])
+  other.exec('ROLLBACK')
+  t.equal(await queue.run(() => db.prepare('INSERT INTO notes (text) VALUES (?)').run('y').changes), 1)
+  t.same(db.prepare('SELECT text FROM notes').pluck().all(), ['y'])
 })

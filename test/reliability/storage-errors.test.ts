@@ -1,0 +1,97 @@
+import { closeSync, openSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import t from 'tap'
+import { writeQueue } from '../../db/write-queue.js'
+import { bearer } from '../helper.js'
+import { buildLoggedApp } from './fault-helpers.js'
+
+const occupant = { encounter: 'e-1', bed: 'B-1', occupiedBy: 'p' }
+
+t.test(
+  'a read-only database: 503 STORAGE_READ_ONLY, /health 503, one error log; writable again, all is well',
+  async (t) => {
+    const path = join(t.testdir(), 'ro.db')
+    const { app, token, errors } = await buildLoggedApp(t, { DATABASE_PATH: path })
+    const write = bearer(token('nurse', 'write'))
+    // What a file, folder or file system that cannot be written does to SQLite's writes.
+    app.db.pragma('query_only = ON')
+    for (let i = 0; i < 3; i++) {
+      const res = await app.inject({ method: 'POST', url: '/ward-occupants', headers: write, payload: occupant })
+      t.equal(res.statusCode, 503)
+      t.match(res.json(), { code: 'STORAGE_READ_ONLY', message: /cannot be written/ })
+      t.ok(res.headers['retry-after'])
+    }
+    t.match((await app.inject('/health')).json(), {
+      status: 'unavailable',
+      database: 'readonly',
+      code: 'SQLITE_READONLY',
+    })
+    t.equal(errors().length, 1, 'one error log, naming the file and the cause')
+    t.match(errors()[0], { file: path, code: 'SQLITE_READONLY', msg: new RegExp(`^${path}: `) })
+    t.equal((await app.inject({ url: '/ward-occupants', headers: write })).statusCode, 200, 'reads go on')
+    app.db.pragma('query_only = OFF')
+    const res = await app.inject({ method: 'POST', url: '/ward-occupants', headers: write, payload: occupant })
+    t.equal(res.statusCode, 200)
+    t.equal((await app.inject('/health')).statusCode, 200)
+  },
+)
+
+t.test('an I/O error: 503 STORAGE_IO_ERROR, /health 503 until a write succeeds, one log', async (t) => {
+  const path = join(t.testdir(), 'io.db')
+  const { app, token, errors } = await buildLoggedApp(t, { DATABASE_PATH: path })
+  const write = bearer(token('nurse', 'write'))
+  // SQLite's error for a failed write(2) or fsync, as better-sqlite3 throws it.
+  const ioError = Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_FSYNC' })
+  for (let i = 0; i < 3; i++)
+    await t.rejects(
+      writeQueue(app.db).run(() => {
+        throw ioError
+      }),
+    )
+  const health = await app.inject('/health')
+  t.equal(health.statusCode, 503)
+  t.match(health.json(), { database: 'io', code: 'SQLITE_IOERR_FSYNC', message: /I\/O error/ })
+  t.equal(errors().length, 1)
+  t.match(errors()[0], { file: path, fault: 'io' })
+  t.equal(
+    (await app.inject({ method: 'POST', url: '/ward-occupants', headers: write, payload: occupant })).statusCode,
+    200,
+  )
+  t.equal((await app.inject('/health')).statusCode, 200, 'a write that worked ends the episode')
+})
+
+t.test('a damaged file: 503 STORAGE_CORRUPT on what touches the damage, writes refused, /health 503', async (t) => {
+  const path = join(t.testdir(), 'corrupt.db')
+  {
+    const { app, token } = await buildLoggedApp(t, { DATABASE_PATH: path })
+    const write = bearer(token('nurse', 'write'))
+    for (let i = 0; i < 40; i++) {
+      const payload = { encounter: `e-${i}`, bed: `B-${i}`, occupiedBy: 'p', room: 'r'.repeat(200) }
+      await app.inject({ method: 'POST', url: '/ward-occupants', headers: write, payload })
+    }
+    await app.close()
+  }
+  // Overwrite the first page of the ward_occupants table with garbage (closed cleanly: no -wal).
+  const plain = new BetterSqlite3(path, { readonly: true })
+  const root = plain.prepare(`SELECT rootpage FROM sqlite_schema WHERE name = 'ward_occupants'`).pluck().get() as number
+  const pageSize = plain.pragma('page_size', { simple: true }) as number
+  plain.close()
+  const fd = openSync(path, 'r+')
+  writeSync(fd, Buffer.alloc(pageSize, 0xa5), 0, pageSize, (root - 1) * pageSize)
+  closeSync(fd)
+
+  const { app, token, errors } = await buildLoggedApp(t, { DATABASE_PATH: path })
+  const write = bearer(token('nurse-2', 'write'))
+  const list = await app.inject({ url: '/ward-occupants', headers: write })
+  t.equal(list.statusCode, 503)
+  t.match(list.json(), { code: 'STORAGE_CORRUPT', message: /damaged/ })
+  t.notMatch(list.body, /SQLITE|malformed/, 'no SQLite internals in the answer')
+  t.match((await app.inject('/health')).json(), { database: 'corrupt', code: /^SQLITE_CORRUPT/ })
+  const created = await app.inject({ method: 'POST', url: '/form-templates', headers: write, payload: { type: 'x' } })
+  t.equal(created.statusCode, 503, 'writes are refused, even where the damage is not')
+  t.equal(created.json().code, 'STORAGE_CORRUPT')
+  t.equal((await app.inject({ url: '/form-templates', headers: write })).statusCode, 200, 'undamaged reads go on')
+  t.equal(errors().length, 1, 'one error log')
+  t.match(errors()[0], { file: path, fault: 'corrupt' })
+})
