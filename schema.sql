@@ -257,3 +257,12 @@ CREATE INDEX read_log_at ON read_log (at);
 CREATE INDEX read_log_facility ON read_log (facility, seq);
 CREATE TRIGGER read_log_no_update BEFORE UPDATE ON read_log
 BEGIN SELECT RAISE(ABORT, 'read_log is append-only'); END;
+
+-- migration 9: the beds of a facility, for the bed board
+-- GET /beds lists every bed a facility's occupants ever had, one index seek per bed (a skip scan
+-- over this index: facility, then each distinct bed), and each bed's last discharge from the same
+-- index, newest first. Without it the list would read a facility's whole history.
+CREATE INDEX ward_occupants_facility_bed ON ward_occupants (facility, bed, discharged_at);
+INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
+  ('ward_occupants', 'ward_occupants_facility_bed', '1000000 100000 50 2');
+ANALYZE sqlite_schema;
