@@ -143,8 +143,12 @@ export class BedBoard {
     const now = Date.now()
     const current = bed.active.at(-1)
     let text = ''
-    if (current) text = `for ${duration(now - current.occupiedAt)} (since ${clock(current.occupiedAt)})`
-    else if (stateOf(bed, now) === 'recent') text = `${duration(now - bed.lastDischarged.dischargedAt)} ago`
+    if (current) text = `since ${clock(current.occupiedAt)} (${duration(now - current.occupiedAt)})`
+    else if (stateOf(bed, now) === 'recent') {
+      const left = bed.lastDischarged.dischargedAt
+      const ago = duration(now - left)
+      text = `left ${clock(left)} (${ago === 'just now' ? ago : `${ago} ago`})`
+    }
     setText(node.parts.time, text)
   }
 

@@ -27,6 +27,8 @@ function announce(text) {
 }
 
 function problem(error) {
+  // A failed fetch while the connection is down is what the offline banner already says.
+  if (error instanceof TypeError && !$('offline').hidden) return
   const box = $('problem')
   box.textContent = error ? `Problem: ${error.message}` : ''
   box.hidden = !error
@@ -102,6 +104,7 @@ function start() {
     onChange: applyChange,
     onStatus: (online) => {
       $('offline').hidden = online
+      if (online) problem(null)
     },
     onRefused: signOut,
   })

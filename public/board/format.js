@@ -29,13 +29,13 @@ function escapeRegExp(text) {
 }
 
 /**
- * Text with identifiers masked: every id the board knows (encounters, accounts) and any word that
- * follows "encounter", "patient" or "account" (the service's own notifications name encounters
- * that way). Longest ids first, so an id containing another is masked whole.
+ * Text with identifiers masked: every id the board knows (encounters, accounts, providers) and the
+ * word that follows "encounter" (the service's own notifications name encounters that way, also
+ * ones the board has not seen). Longest ids first, so an id containing another is masked whole.
  */
 export function redact(text, knownIds) {
   let out = text
   const ids = [...knownIds].filter((id) => id.length > 0).sort((a, b) => b.length - a.length)
   for (const id of ids) out = out.replace(new RegExp(escapeRegExp(id), 'g'), HIDDEN)
-  return out.replace(/\b(encounter|patient|account|provider)(\s+)(?!•••)[^\s,.;:()]+/gi, `$1$2${HIDDEN}`)
+  return out.replace(/\b(encounter)(\s+)(?!•••)[^\s,.;:()]+/gi, `$1$2${HIDDEN}`)
 }
