@@ -15,7 +15,7 @@ async function until(page: Page, expression: string, what: string, ms = 10_000) 
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
-const text = (page: Page) => page.locator('body').innerText()
+const text = async (page: Page) => (await page.locator('body').textContent()) ?? ''
 const beds = (page: Page) =>
   page.evaluate(`[...document.querySelectorAll('.bed')].map((n) => [n.dataset.room, n.dataset.bed, n.dataset.state])`)
 const counts = (page: Page) =>
@@ -75,7 +75,7 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
     const shown = await text(page)
     t.match(shown, /Encounter enc-1\b/, 'privacy off: the encounter of a bed')
     t.match(shown, /Provider dr-1\b/, 'and its provider')
-    t.match(await page.locator('#notification-list').innerText(), /enc-3/, 'and in a notification text')
+    t.match((await page.locator('#notification-list').textContent()) ?? '', /enc-3/, 'and in a notification text')
     await page.locator('#privacy').click()
     t.notMatch(await text(page), IDS, 'privacy on again: no ids')
   })
@@ -93,7 +93,11 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
     await until(page, `document.getElementById('count-discharged').textContent === '2'`, 'two discharges')
     t.same(await changedSinceMark(page), { replaced: [], redrawn: ['B-10'] }, 'discharge: only B-10 redrawn')
     t.same(await counts(page), ['2', '1', '2'])
-    t.match(await page.locator('.bed[data-bed="B-10"]').innerText(), /Recently discharged/, 'a text, not only a colour')
+    t.match(
+      (await page.locator('.bed[data-bed="B-10"]').textContent()) ?? '',
+      /Recently discharged/,
+      'a text, not only a colour',
+    )
 
     await admit(server.app, tokens.other, 'B-7', 'R-1', 98) // facility B again
     await admit(server.app, tokens.nurse, 'B-3', 'R-2', 5)
@@ -120,7 +124,7 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
     await page.locator('#notification-list li button').first().click()
     await until(page, `document.querySelectorAll('#notification-list li').length === ${before - 1}`, 'one less unread')
     t.equal(seen().n, 1, 'the service recorded the mark for the signed-in account')
-    t.equal(await page.locator('#unread-count').innerText(), String(before - 1))
+    t.equal((await page.locator('#unread-count').textContent()) ?? '', String(before - 1))
   })
 
   await t.test('after an outage the board resumes by event id and shows what it missed', async (t) => {
