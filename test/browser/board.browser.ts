@@ -74,7 +74,8 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
     await page.locator('#privacy').click()
     const shown = await text(page)
     t.match(shown, /Encounter enc-1\b/, 'privacy off: the encounter of a bed')
-    t.match(shown, /Provider dr-1\b/, 'and its provider')
+    t.equal(await page.locator('.bed[data-bed="B-1"] .bed-encounter').textContent(), 'Encounter enc-1')
+    t.equal(await page.locator('.bed[data-bed="B-1"] .bed-provider').textContent(), 'Provider dr-1', 'and its provider')
     t.match((await page.locator('#notification-list').textContent()) ?? '', /enc-3/, 'and in a notification text')
     await page.locator('#privacy').click()
     t.notMatch(await text(page), IDS, 'privacy on again: no ids')
@@ -144,6 +145,15 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
   const artifacts = join(PROJECT_ROOT, 'test', 'artifacts')
   mkdirSync(artifacts, { recursive: true })
   await page.screenshot({ path: join(artifacts, 'board.png'), fullPage: true })
+
+  await t.test('text from the database is shown as text, never as markup', async (t) => {
+    const markup = '<img src=x data-injected>'
+    await admit(server.app, tokens.nurse, `B-${markup}`, `R-<b data-injected>9</b>`, 7)
+    await until(page, `document.querySelectorAll('.bed').length === 6`, 'the bed with markup in its name')
+    t.equal(await page.locator('[data-injected]').count(), 0, 'no element made from the text')
+    t.match(await text(page), `Bed B-${markup}`, 'the text as it is')
+    t.match(await text(page), 'Room R-<b data-injected>9</b>')
+  })
 
   await page.locator('#signout').click()
   t.ok(await page.locator('#signin').isVisible(), 'signed out: the sign-in form')
