@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net'
+import { networkInterfaces } from 'node:os'
 import { join } from 'node:path'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import type { Test } from 'tap'
@@ -18,9 +19,9 @@ export const CHROMIUM_ARGS = [
 
 /**
  * The policy the page must live with: helmet's strict defaults without any 'unsafe-inline' at all
- * (styles included), whatever plugins/security-headers.ts sends today. The test puts it on the
- * page's answer, so an inline script, an inline style or a resource from elsewhere is refused by the
- * browser and reported on the console, where the test looks for it.
+ * (styles included), whatever plugins/security-headers.ts allows today. The test adds it to the
+ * policy the service sent (a browser enforces both), so an inline script, an inline style or a
+ * resource from elsewhere is refused and reported on the console, where the test looks for it.
  */
 export const STRICT_CSP = [
   "default-src 'self'",
@@ -35,6 +36,18 @@ export const STRICT_CSP = [
   "style-src 'self'",
   "connect-src 'self'",
 ].join('; ')
+
+/**
+ * The address a ward's screen would use: the machine's first non-loopback IPv4 address, so the
+ * page is tested as `http://<ward-server>:port/board` (browsers treat loopback as secure and
+ * forgive there what they refuse on a plain-http LAN address); loopback when there is none.
+ */
+function wardAddress(): string {
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i !== undefined && i.family === 'IPv4' && !i.internal)
+  return external?.address ?? '127.0.0.1'
+}
 
 /**
  * A service on a database file (so it can be stopped and started again on the same data, on the
@@ -55,14 +68,15 @@ export async function boardServer(t: Test) {
     nurse: make('nurse-a', 'write', 'A'),
     other: make('nurse-b', 'write', 'B'),
   }
-  await server.app.listen({ port: 0, host: '127.0.0.1' })
+  const host = wardAddress()
+  await server.app.listen({ port: 0, host })
   server.port = (server.app.server.address() as AddressInfo).port
   t.teardown(() => server.app.close())
 
   return {
     config,
     tokens,
-    base: `http://127.0.0.1:${server.port}`,
+    base: `http://${host}:${server.port}`,
     get app() {
       return server.app
     },
@@ -80,7 +94,7 @@ export async function boardServer(t: Test) {
     },
     async start() {
       server.app = await buildApp(config)
-      await server.app.listen({ port: server.port, host: '127.0.0.1' })
+      await server.app.listen({ port: server.port, host })
     },
   }
 }
@@ -117,16 +131,27 @@ export async function openBoard(t: Test, base: string) {
   const page: Page = await context.newPage()
   const problems: string[] = []
   const urls: string[] = []
+  // Not problems: a refused connection while the test has stopped the server, and Chromium's note
+  // that it ignores helmet's Cross-Origin-Opener-Policy on a plain-http address.
+  const expected = /Failed to load resource|net::ERR_|Cross-Origin-Opener-Policy header has been ignored/
   page.on('console', (message) => {
-    if (message.type() === 'error' && !/Failed to load resource|net::ERR_/.test(message.text()))
-      problems.push(message.text())
+    if (message.type() === 'error' && !expected.test(message.text())) problems.push(message.text())
   })
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
   page.on('request', (request) => urls.push(request.url()))
   await page.route(`${base}/board`, async (route) => {
     const response = await route.fetch()
-    await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': STRICT_CSP } })
+    const sent = response.headers()['content-security-policy']
+    const policy = sent ? `${sent}, ${STRICT_CSP}` : STRICT_CSP
+    await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': policy } })
   })
   await page.goto(`${base}/board`)
+  // The form is shown by the page's script: it stays hidden when the script did not load.
+  await page
+    .locator('#signin')
+    .waitFor({ timeout: 10_000 })
+    .catch(() => {
+      throw new Error(`the board's script did not run: ${problems.join('; ')}`)
+    })
   return { page, problems, urls }
 }

@@ -19,6 +19,9 @@ t.test('GET /board serves the page without a token, under a strict policy', asyn
   t.equal(scriptSrc, "'self'", 'scripts from this origin only, nothing inline')
   t.match(csp, /frame-ancestors 'none'/)
   t.match(csp, /connect-src 'self'|default-src 'self'/, 'the page may only talk to this service')
+  // A ward server is reached as http://<host>:3000: an upgrade would send the page's own script
+  // to https, where nothing answers (test/browser/board.browser.ts shows it on a LAN address).
+  t.notMatch(csp, /upgrade-insecure-requests/, 'no upgrade to https on a plain-http service')
 })
 
 t.test('the page, its script modules and its style are files of public/board, and nothing else is', async (t) => {
