@@ -142,6 +142,44 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
     t.notOk(await page.locator('#problem').isVisible(), 'no problem reported once back')
   })
 
+  await t.test('when its position is no longer kept, the board reloads its lists (reset)', async (t) => {
+    await mark(page)
+    await server.stop()
+    await until(page, `!document.getElementById('offline').hidden`, 'the offline banner')
+    await server.offline(async (app) => {
+      const occupant = await admit(app, tokens.nurse, 'B-5', 'R-3', 8)
+      await discharge(app, tokens.nurse, occupant.id)
+      // As if the retention had pruned everything the page has not seen yet.
+      app.db.prepare('UPDATE feed_state SET pruned_through = (SELECT max(seq) FROM feed_events)').run()
+    })
+    await server.start()
+    await until(
+      page,
+      `document.querySelector('.bed[data-bed="B-5"]')?.dataset.state === 'recent'`,
+      'B-5 after a reload',
+    )
+    await until(page, `document.getElementById('offline').hidden`, 'the banner gone')
+    const { replaced } = (await changedSinceMark(page)) as { replaced: string[] }
+    t.equal(replaced.length, 5, 'reloaded: every bed drawn anew')
+    t.same(await counts(page), ['4', '2', '3'])
+  })
+
+  await t.test('keyboard: beds and buttons take focus, arrows move between beds', async (t) => {
+    await page.locator('.bed').first().focus()
+    await page.keyboard.press('ArrowRight')
+    t.equal(await page.evaluate(`document.activeElement.dataset.bed`), 'B-2', 'arrow right: the next bed')
+    await page.keyboard.press('End')
+    t.equal(await page.evaluate(`document.activeElement.dataset.bed`), 'B-5', 'End: the last bed')
+    await page.keyboard.press('Home')
+    t.equal(await page.evaluate(`document.activeElement.dataset.bed`), 'B-1', 'Home: the first bed')
+    await page.keyboard.press('Tab')
+    t.equal(await page.evaluate(`document.activeElement.dataset.bed`), 'B-2', 'Tab: the next bed too')
+    const outline = await page.evaluate(`getComputedStyle(document.activeElement).outlineStyle`)
+    t.equal(outline, 'solid', 'keyboard focus is visible')
+    t.equal(await page.locator('#announcer').getAttribute('aria-live'), 'polite')
+    t.match((await page.locator('#announcer').textContent()) ?? '', /^Bed B-\d+: (occupied|free|recently discharged)$/)
+  })
+
   const artifacts = join(PROJECT_ROOT, 'test', 'artifacts')
   mkdirSync(artifacts, { recursive: true })
   await page.screenshot({ path: join(artifacts, 'board.png'), fullPage: true })
@@ -149,7 +187,7 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
   await t.test('text from the database is shown as text, never as markup', async (t) => {
     const markup = '<img src=x data-injected>'
     await admit(server.app, tokens.nurse, `B-${markup}`, `R-<b data-injected>9</b>`, 7)
-    await until(page, `document.querySelectorAll('.bed').length === 6`, 'the bed with markup in its name')
+    await until(page, `document.querySelectorAll('.bed').length === 7`, 'the bed with markup in its name')
     t.equal(await page.locator('[data-injected]').count(), 0, 'no element made from the text')
     t.match(await text(page), `Bed B-${markup}`, 'the text as it is')
     t.match(await text(page), 'Room R-<b data-injected>9</b>')
