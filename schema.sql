@@ -262,7 +262,17 @@ BEGIN SELECT RAISE(ABORT, 'read_log is append-only'); END;
 -- GET /beds lists every bed a facility's occupants ever had, one index seek per bed (a skip scan
 -- over this index: facility, then each distinct bed), and each bed's last discharge from the same
 -- index, newest first. Without it the list would read a facility's whole history.
+-- Beds that were never occupied are known only if an administrator lists them
+-- (`facility-service beds add`): kept_beds, facility '' standing for the records without one
+-- (facility ids are never empty), so the key has no NULL in it.
 CREATE INDEX ward_occupants_facility_bed ON ward_occupants (facility, bed, discharged_at);
 INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
   ('ward_occupants', 'ward_occupants_facility_bed', '1000000 100000 50 2');
 ANALYZE sqlite_schema;
+CREATE TABLE kept_beds (
+  facility   TEXT NOT NULL,
+  bed        TEXT NOT NULL,
+  room       TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (facility, bed)
+) STRICT, WITHOUT ROWID;

@@ -12,9 +12,20 @@ export interface BedState {
   lastDischarged?: WardOccupant
 }
 
+/** A bed an administrator listed (`facility-service beds add`), occupied or not. */
+export interface KeptBed {
+  facility: string | null
+  bed: string
+  room?: string
+}
+
+/** In kept_beds, '' stands for "no facility" (facility ids are never empty): a key without NULL. */
+const NO_FACILITY = ''
+
 /**
  * The beds of one facility (or of the records without a facility: `facility` null), known from the
- * occupants they ever had, so a bed stays listed once it is free again. Read-only.
+ * occupants they ever had, so a bed stays listed once it is free again, plus the beds an
+ * administrator listed, so a bed that was never occupied shows too.
  *
  * Every statement is an index search on ward_occupants_facility_bed or ward_occupants_active
  * (test/db/beds-plan.test.ts): the distinct beds by a skip scan (the next bed after the last one,
@@ -45,9 +56,22 @@ export function createBedRepository(db: Database) {
      ORDER BY discharged_at DESC LIMIT 1`,
   )
 
+  const keptOf = db.prepare<[string], { bed: string; room: string | null }>(
+    'SELECT bed, room FROM kept_beds WHERE facility = ?',
+  )
+  const keptAll = db.prepare<[], { facility: string; bed: string; room: string | null }>(
+    'SELECT facility, bed, room FROM kept_beds ORDER BY facility, room, bed',
+  )
+  const keep = db.prepare(
+    `INSERT INTO kept_beds (facility, bed, room, created_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (facility, bed) DO UPDATE SET room = excluded.room`,
+  )
+  const keptOne = db.prepare<[string, string], number>('SELECT 1 FROM kept_beds WHERE facility = ? AND bed = ?').pluck()
+  const unkeep = db.prepare('DELETE FROM kept_beds WHERE facility = ? AND bed = ?')
+
   /** Every bed of the facility, ordered by room then bed (text order; the board sorts naturally). */
   function list(facility: string | null): BedState[] {
-    // One read transaction: the three statements see the same moment of the ward.
+    // One read transaction: the statements see the same moment of the ward.
     return db
       .transaction(() => {
         const active = new Map<string, WardOccupant[]>()
@@ -64,12 +88,44 @@ export function createBedRepository(db: Database) {
           if (room !== undefined) state.room = room
           return state
         })
+        // A listed bed shows even if never occupied; the room its administrator gave wins.
+        const byBed = new Map(beds.map((state) => [state.bed, state]))
+        for (const { bed, room } of keptOf.all(facility ?? NO_FACILITY)) {
+          const state = byBed.get(bed) ?? { bed, active: [] }
+          if (!byBed.has(bed)) beds.push(state)
+          if (room !== null) state.room = room
+        }
         return beds.sort((a, b) => compare(a.room ?? '', b.room ?? '') || compare(a.bed, b.bed))
       })
       .deferred()
   }
 
-  return { list }
+  /** Lists a bed (or changes its room); answers whether it was new. */
+  function add(bed: KeptBed, now = Date.now()): boolean {
+    const facility = bed.facility ?? NO_FACILITY
+    return db
+      .transaction(() => {
+        const existed = keptOne.get(facility, bed.bed) !== undefined
+        keep.run(facility, bed.bed, bed.room ?? null, now)
+        return !existed
+      })
+      .immediate()
+  }
+
+  /** Takes a bed off the list; answers whether it was listed. A bed with occupants stays on the board. */
+  function remove(facility: string | null, bed: string): boolean {
+    return unkeep.run(facility ?? NO_FACILITY, bed).changes > 0
+  }
+
+  function kept(): KeptBed[] {
+    return keptAll.all().map((row) => ({
+      facility: row.facility === NO_FACILITY ? null : row.facility,
+      bed: row.bed,
+      ...(row.room === null ? {} : { room: row.room }),
+    }))
+  }
+
+  return { list, add, remove, kept }
 }
 
 function compare(a: string, b: string): number {

@@ -75,12 +75,16 @@ function plansOf(t: Test, app: TestApp, sink: Execution[]) {
     }
     const indexes = new Set<string>()
     for (const detail of details) {
-      t.notMatch(detail, /^SCAN (ward_occupants|w)\b/, `${facility}: ${detail}`)
+      t.notMatch(detail, /^SCAN (ward_occupants|w|kept_beds)\b/, `${facility}: ${detail}`)
       const index = /USING (?:COVERING )?INDEX (\w+)/.exec(detail)?.[1]
       if (index) indexes.add(index)
     }
     t.ok(indexes.has('ward_occupants_facility_bed'), `${facility}: the beds from their index (${[...indexes]})`)
     t.ok(indexes.has('ward_occupants_active'), `${facility}: the occupants from the active index`)
+    t.ok(
+      [...details].some((d) => /^SEARCH kept_beds USING PRIMARY KEY \(facility=\?\)/.test(d)),
+      `${facility}: the listed beds by their key`,
+    )
   }
 }
 

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createBedRepository } from '../../db/beds.js'
 import { bearer } from '../helper.js'
 import { buildMatrixApp, canSee, makeRecord, snapshot, TARGETS } from './isolation-helper.js'
 
@@ -7,6 +8,7 @@ import { buildMatrixApp, canSee, makeRecord, snapshot, TARGETS } from './isolati
 // that would tell it nothing either way), and nothing changes.
 
 interface Bed {
+  bed: string
   active: { id: string; facility?: string }[]
   lastDischarged?: { id: string; facility?: string }
 }
@@ -26,6 +28,8 @@ t.test('the beds of a facility are only ever shown to callers of that facility',
     t.equal(res.statusCode, 200)
     owner.set(left, target)
   }
+  // Beds an administrator listed, never occupied: one per facility and one without.
+  for (const facility of ['A', 'B', null]) createBedRepository(app.db).add({ facility, bed: `kept-${facility}` })
   for (const caller of callers) {
     for (const named of [undefined, 'A', 'B', 'C']) {
       const cell = `${caller.name} ?facility=${named ?? '(none)'}`
@@ -41,12 +45,14 @@ t.test('the beds of a facility are only ever shown to callers of that facility',
         continue
       }
       t.equal(res.statusCode, 200, cell)
+      const names = (res.json().beds as { bed: string }[]).map((b) => b.bed).filter((b) => b.startsWith('kept-'))
+      const listed = caller.facility ?? named ?? null
+      t.same(names, listed === 'C' ? [] : [`kept-${listed}`], `${cell}: the listed bed of that facility only`)
       const shown = (res.json().beds as Bed[]).flatMap((b) => [
         ...b.active,
         ...(b.lastDischarged ? [b.lastDischarged] : []),
       ])
-      const listedFacility = caller.facility ?? named ?? null
-      const expected = [...owner].filter(([, target]) => target.facility === listedFacility)
+      const expected = [...owner].filter(([, target]) => target.facility === listed)
       t.same(shown.map((o) => o.id).sort(), expected.map(([id]) => id).sort(), `${cell}: the facility's occupants`)
       for (const o of shown) {
         const target = owner.get(o.id)
