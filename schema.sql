@@ -259,16 +259,21 @@ CREATE TRIGGER read_log_no_update BEFORE UPDATE ON read_log
 BEGIN SELECT RAISE(ABORT, 'read_log is append-only'); END;
 
 -- migration 9: the beds of a facility, for the bed board
--- GET /beds lists every bed a facility's occupants ever had, one index seek per bed (a skip scan
--- over this index: facility, then each distinct bed), and each bed's last discharge from the same
--- index, newest first. Without it the list would read a facility's whole history.
+-- GET /beds lists every bed a facility's occupants ever had. seen_beds keeps each (facility, bed)
+-- once, filled from the history here and by a trigger on every admission after, so the list is
+-- one key search however long the history; an index over ward_occupants (facility, bed) would do
+-- the same but compete with ward_occupants_bed for the bed lookups the API documents.
 -- Beds that were never occupied are known only if an administrator lists them
--- (`facility-service beds add`): kept_beds, facility '' standing for the records without one
--- (facility ids are never empty), so the key has no NULL in it.
-CREATE INDEX ward_occupants_facility_bed ON ward_occupants (facility, bed, discharged_at);
-INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
-  ('ward_occupants', 'ward_occupants_facility_bed', '1000000 100000 50 2');
-ANALYZE sqlite_schema;
+-- (`facility-service beds add`): kept_beds. In both, facility '' stands for the records without
+-- one (facility ids are never empty), so the key has no NULL in it.
+CREATE TABLE seen_beds (
+  facility TEXT NOT NULL,
+  bed      TEXT NOT NULL,
+  PRIMARY KEY (facility, bed)
+) STRICT, WITHOUT ROWID;
+INSERT OR IGNORE INTO seen_beds (facility, bed) SELECT coalesce(facility, ''), bed FROM ward_occupants;
+CREATE TRIGGER ward_occupants_seen_bed AFTER INSERT ON ward_occupants
+BEGIN INSERT OR IGNORE INTO seen_beds (facility, bed) VALUES (coalesce(NEW.facility, ''), NEW.bed); END;
 CREATE TABLE kept_beds (
   facility   TEXT NOT NULL,
   bed        TEXT NOT NULL,

@@ -27,24 +27,14 @@ const NO_FACILITY = ''
  * occupants they ever had, so a bed stays listed once it is free again, plus the beds an
  * administrator listed, so a bed that was never occupied shows too.
  *
- * Every statement is an index search on ward_occupants_facility_bed or ward_occupants_active
- * (test/db/beds-plan.test.ts): the distinct beds by a skip scan (the next bed after the last one,
- * one seek each), the active occupants from the partial index of active rows, and each bed's last
- * discharge as the first entry of its (facility, bed, discharged_at) range read backwards. A
- * facility with years of history costs one seek per bed, not a read of its history.
+ * Every statement is an index search (test/db/beds-plan.test.ts): the beds from seen_beds (kept
+ * by a trigger on each admission, schema.sql migration 9) and kept_beds by their key, the active
+ * occupants from the partial index of active rows, and each bed's last discharge from the bed's
+ * own rows in ward_occupants_bed (bed, facility). The cost grows with the beds and each bed's own
+ * history, not with the facility's.
  */
 export function createBedRepository(db: Database) {
-  const distinctBeds = db
-    .prepare<{ facility: string | null }, string>(
-      `WITH RECURSIVE beds(bed) AS (
-         SELECT min(bed) FROM ward_occupants WHERE facility IS :facility
-         UNION ALL
-         SELECT (SELECT min(w.bed) FROM ward_occupants w WHERE w.facility IS :facility AND w.bed > beds.bed)
-         FROM beds WHERE beds.bed IS NOT NULL
-       )
-       SELECT bed FROM beds WHERE bed IS NOT NULL`,
-    )
-    .pluck()
+  const seenBeds = db.prepare<[string], string>('SELECT bed FROM seen_beds WHERE facility = ?').pluck()
   const activeOccupants = db.prepare<{ facility: string | null }, WardOccupantRow>(
     `SELECT * FROM ward_occupants
      WHERE facility IS :facility AND discharged_at IS NULL
@@ -52,7 +42,7 @@ export function createBedRepository(db: Database) {
   )
   const lastDischarge = db.prepare<{ facility: string | null; bed: string }, WardOccupantRow>(
     `SELECT * FROM ward_occupants
-     WHERE facility IS :facility AND bed = :bed AND discharged_at IS NOT NULL
+     WHERE bed = :bed AND facility IS :facility AND discharged_at IS NOT NULL
      ORDER BY discharged_at DESC LIMIT 1`,
   )
 
@@ -79,7 +69,7 @@ export function createBedRepository(db: Database) {
           const record = toRecord(row)
           active.set(record.bed, [...(active.get(record.bed) ?? []), record])
         }
-        const beds = distinctBeds.all({ facility }).map((bed): BedState => {
+        const beds = seenBeds.all(facility ?? NO_FACILITY).map((bed): BedState => {
           const state: BedState = { bed, active: active.get(bed) ?? [] }
           const last = lastDischarge.get({ facility, bed })
           if (last) state.lastDischarged = toRecord(last)

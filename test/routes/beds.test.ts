@@ -1,4 +1,9 @@
+import { join } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
+import { buildApp } from '../../app.js'
+import { defaultConfig } from '../../config.js'
+import { loadMigrations, migrate } from '../../db/migrations.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 
 interface Occupant {
@@ -157,4 +162,32 @@ t.test('GET /beds is in the OpenAPI document with its schemas', async (t) => {
     ['facility'],
   )
   t.notOk(doc.paths['/board'], 'the page is not an API operation')
+})
+
+t.test('a database from before the bed board lists the beds its history already had', async (t) => {
+  const path = join(t.testdir(), 'old.db')
+  const old = new BetterSqlite3(path)
+  // Every migration before the one that made seen_beds.
+  const before = loadMigrations().filter((m) => !m.sql.includes('CREATE TABLE seen_beds'))
+  migrate(old, before)
+  const insert = old.prepare(
+    `INSERT INTO ward_occupants (id, created_at, created_by, facility, encounter, bed, occupied_at, occupied_by,
+       discharged_at) VALUES (?, 1, 'n', ?, 'e', ?, 1, 'p', ?)`,
+  )
+  insert.run('a'.repeat(24), 'A', 'B-1', 5)
+  insert.run('b'.repeat(24), 'A', 'B-2', null)
+  insert.run('c'.repeat(24), null, 'B-3', null)
+  old.close()
+
+  const app = await buildApp(defaultConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent' }))
+  t.teardown(() => app.close())
+  const token = app.tokens.create({ account: 'v', role: 'read', facility: 'A', label: 'v' }).token
+  const beds = (await app.inject({ url: '/beds', headers: bearer(token) })).json().beds as Bed[]
+  t.same(
+    beds.map((b) => [b.bed, b.active.length, b.lastDischarged?.id]),
+    [
+      ['B-1', 0, 'a'.repeat(24)],
+      ['B-2', 1, undefined],
+    ],
+  )
 })
