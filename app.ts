@@ -22,6 +22,8 @@ import readAuditPlugin from './plugins/read-audit.js'
 import rendererPlugin from './plugins/render/index.js'
 import securityHeaders from './plugins/security-headers.js'
 import auditRoutes from './routes/audit/index.js'
+import bedRoutes from './routes/beds/index.js'
+import boardRoutes from './routes/board/index.js'
 import eventRoutes from './routes/events/index.js'
 import formTemplateRoutes from './routes/form-templates/index.js'
 import healthRoutes from './routes/health/index.js'
@@ -117,6 +119,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   })
   await fastify.register(openapiPlugin, { version })
   await fastify.register(healthRoutes)
+  await fastify.register(boardRoutes)
 
   await fastify.register(async function api(scope) {
     await scope.register(authPlugin, {
@@ -134,6 +137,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     })
     await scope.register(idempotencyPlugin, { ttlHours: opts.config.IDEMPOTENCY_KEY_TTL_HOURS })
     await scope.register(wardOccupantRoutes)
+    await scope.register(bedRoutes)
     await scope.register(notificationRoutes)
     await scope.register(formTemplateRoutes)
     await scope.register(auditRoutes)

@@ -7,6 +7,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import { PROJECT_ROOT } from './config.js'
 import { createAuditLog } from './db/audit.js'
+import { createBedRepository } from './db/beds.js'
 import { type Database, DEFAULT_BUSY_TIMEOUT_MS, openDatabase } from './db/connection.js'
 import { unstorableValue } from './db/json-values.js'
 import { createNotificationRepository, DIRECTIONS, type NewNotification } from './db/notifications.js'
@@ -41,6 +42,13 @@ export function parseDuration(text: string): number {
 
 function nonEmpty(text: string): string {
   if (text.trim() === '') throw new InvalidArgumentError('must not be empty')
+  return text
+}
+
+/** A bed, room or facility: what the API accepts for them (1 to 200 characters). */
+function placeName(text: string): string {
+  nonEmpty(text)
+  if (text.length > 200) throw new InvalidArgumentError('must be at most 200 characters')
   return text
 }
 
@@ -255,6 +263,41 @@ export function buildProgram(io: CliIo): Command {
       withDatabase((db) => {
         io.out(createNotificationRepository(db).create({ ...opts, facility: opts.facility ?? null }).id)
       })
+    })
+
+  // Beds that were never occupied, for the bed board (docs/BOARD.md); beds with occupants show anyway.
+  const beds = program.command('beds').description('list the beds of a ward that have never been occupied too')
+  const facilityOption = () =>
+    new Option('--facility <id>', 'the facility (default: the records without one)').argParser(placeName)
+  beds
+    .command('add')
+    .description('list a bed (or change its room); it shows on the board, free, from the next load')
+    .requiredOption('--bed <bed>', 'the bed id, as occupants name it', placeName)
+    .option('--room <room>', 'its room', placeName)
+    .addOption(facilityOption())
+    .action((opts: { bed: string; room?: string; facility?: string }) => {
+      const added = withDatabase((db) => createBedRepository(db).add({ ...opts, facility: opts.facility ?? null }))
+      io.out(added ? `listed bed ${opts.bed}` : `bed ${opts.bed} was listed already; room updated`)
+    })
+  beds
+    .command('remove')
+    .description('take a bed off the list (a bed that has had occupants stays on the board)')
+    .requiredOption('--bed <bed>', 'the bed id', placeName)
+    .addOption(facilityOption())
+    .action((opts: { bed: string; facility?: string }) => {
+      const removed = withDatabase((db) => createBedRepository(db).remove(opts.facility ?? null, opts.bed))
+      if (!removed) throw new CliError(`bed ${opts.bed} is not listed${opts.facility ? ` in ${opts.facility}` : ''}`)
+      io.out(`removed bed ${opts.bed}`)
+    })
+  beds
+    .command('list')
+    .description('the listed beds: facility, room, bed (tab-separated; * for no facility)')
+    .addOption(facilityOption())
+    .action((opts: { facility?: string }) => {
+      for (const bed of withDatabase((db) => createBedRepository(db).kept())) {
+        if (opts.facility === undefined || bed.facility === opts.facility)
+          io.out([bed.facility ?? '*', bed.room ?? '-', bed.bed].join('\t'))
+      }
     })
 
   program

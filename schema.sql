@@ -276,3 +276,26 @@ CREATE TABLE idempotency_keys (
   PRIMARY KEY (token_id, key)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+-- migration 10: the beds of a facility, for the bed board
+-- GET /beds lists every bed a facility's occupants ever had. seen_beds keeps each (facility, bed)
+-- once, filled from the history here and by a trigger on every admission after, so the list is
+-- one key search however long the history; an index over ward_occupants (facility, bed) would do
+-- the same but compete with ward_occupants_bed for the bed lookups the API documents.
+-- Beds that were never occupied are known only if an administrator lists them
+-- (`facility-service beds add`): kept_beds. In both, facility '' stands for the records without
+-- one (facility ids are never empty), so the key has no NULL in it.
+CREATE TABLE seen_beds (
+  facility TEXT NOT NULL,
+  bed      TEXT NOT NULL,
+  PRIMARY KEY (facility, bed)
+) STRICT, WITHOUT ROWID;
+INSERT OR IGNORE INTO seen_beds (facility, bed) SELECT coalesce(facility, ''), bed FROM ward_occupants;
+CREATE TRIGGER ward_occupants_seen_bed AFTER INSERT ON ward_occupants
+BEGIN INSERT OR IGNORE INTO seen_beds (facility, bed) VALUES (coalesce(NEW.facility, ''), NEW.bed); END;
+CREATE TABLE kept_beds (
+  facility   TEXT NOT NULL,
+  bed        TEXT NOT NULL,
+  room       TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (facility, bed)
+) STRICT, WITHOUT ROWID;

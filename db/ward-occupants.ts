@@ -39,7 +39,7 @@ const JSON_FIELDS: JsonField[] = Object.keys(WardOccupant.properties).map((name)
   optional: !(WardOccupant.required as string[] | undefined)?.includes(name),
 }))
 
-interface Row {
+export interface WardOccupantRow {
   id: string
   version: number
   created_at: number
@@ -60,7 +60,7 @@ export interface Versioned<T> {
   version: number
 }
 
-function toRecord(row: Row): WardOccupant {
+export function toRecord(row: WardOccupantRow): WardOccupant {
   const record: WardOccupant = {
     id: row.id,
     createdAt: row.created_at,
@@ -95,7 +95,7 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
      VALUES (:id, :version, :created_at, :created_by, :facility, :encounter, :room, :bed, :provider,
        :occupied_at, :occupied_by, :discharged_at, :discharged_by)`,
   )
-  const byId = db.prepare<[string], Row>('SELECT * FROM ward_occupants WHERE id = ?')
+  const byId = db.prepare<[string], WardOccupantRow>('SELECT * FROM ward_occupants WHERE id = ?')
   const activeOnBed = db.prepare<[string | null, string], { id: string }>(
     `SELECT id FROM ward_occupants WHERE facility IS ? AND bed = ? AND discharged_at IS NULL LIMIT 1`,
   )
@@ -114,7 +114,7 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
   const list = createJsonLister(db, 'ward_occupants', JSON_FIELDS)
 
   /** The row if it exists and the caller's facility may see it; otherwise 404, revealing nothing. */
-  function visibleRow(scope: Scope, id: string): Row {
+  function visibleRow(scope: Scope, id: string): WardOccupantRow {
     const row = byId.get(id)
     if (!row || (scope.facility !== null && row.facility !== scope.facility))
       throw new NotFoundError('ward occupant', id)
@@ -144,7 +144,7 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     const now = Date.now()
     const id = newId(now)
     // The row as stored: every column is written, so the record needs no second read.
-    const row: Row = {
+    const row: WardOccupantRow = {
       id,
       version: 1,
       created_at: input.createdAt ?? now,
@@ -197,7 +197,7 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
 
     guardBed(row.facility, row.bed, () => update.run(next))
     // What the UPDATE wrote, inside the same transaction: no second read needed.
-    const updated: Row = {
+    const updated: WardOccupantRow = {
       ...row,
       version: row.version + 1,
       provider: next.provider,

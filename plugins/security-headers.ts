@@ -19,6 +19,10 @@ const options: HelmetOptions = {
       frameAncestors: ["'none'"],
       formAction: ["'self'"],
       baseUri: ["'self'"],
+      // helmet adds upgrade-insecure-requests by default: a browser then fetches the page's own
+      // scripts and styles over https, which a ward server reached as http://<host>:3000 does not
+      // serve, and the bed board (/board) loads without its script. Only loopback is exempt.
+      upgradeInsecureRequests: null,
     },
   },
   // The API is not meant to be embedded or opened cross-origin.

@@ -1,0 +1,123 @@
+import type { Database } from 'better-sqlite3'
+import type { WardOccupant } from '../routes/ward-occupants/schema.js'
+import { toRecord, type WardOccupantRow } from './ward-occupants.js'
+
+/** A bed as the board shows it: who is in it now, and who left it last. */
+export interface BedState {
+  bed: string
+  room?: string
+  /** the occupants still in the bed, oldest first (one, unless BED_POLICY=shared) */
+  active: WardOccupant[]
+  /** the most recent discharge from the bed, if it ever had one */
+  lastDischarged?: WardOccupant
+}
+
+/** A bed an administrator listed (`facility-service beds add`), occupied or not. */
+export interface KeptBed {
+  facility: string | null
+  bed: string
+  room?: string
+}
+
+/** In kept_beds, '' stands for "no facility" (facility ids are never empty): a key without NULL. */
+const NO_FACILITY = ''
+
+/**
+ * The beds of one facility (or of the records without a facility: `facility` null), known from the
+ * occupants they ever had, so a bed stays listed once it is free again, plus the beds an
+ * administrator listed, so a bed that was never occupied shows too.
+ *
+ * Every statement is an index search (test/db/beds-plan.test.ts): the beds from seen_beds (kept
+ * by a trigger on each admission, schema.sql migration 9) and kept_beds by their key, the active
+ * occupants from the partial index of active rows, and each bed's last discharge from the bed's
+ * own rows in ward_occupants_bed (bed, facility). The cost grows with the beds and each bed's own
+ * history, not with the facility's.
+ */
+export function createBedRepository(db: Database) {
+  const seenBeds = db.prepare<[string], string>('SELECT bed FROM seen_beds WHERE facility = ?').pluck()
+  const activeOccupants = db.prepare<{ facility: string | null }, WardOccupantRow>(
+    `SELECT * FROM ward_occupants
+     WHERE facility IS :facility AND discharged_at IS NULL
+     ORDER BY occupied_at, id`,
+  )
+  const lastDischarge = db.prepare<{ facility: string | null; bed: string }, WardOccupantRow>(
+    `SELECT * FROM ward_occupants
+     WHERE bed = :bed AND facility IS :facility AND discharged_at IS NOT NULL
+     ORDER BY discharged_at DESC LIMIT 1`,
+  )
+
+  const keptOf = db.prepare<[string], { bed: string; room: string | null }>(
+    'SELECT bed, room FROM kept_beds WHERE facility = ?',
+  )
+  const keptAll = db.prepare<[], { facility: string; bed: string; room: string | null }>(
+    'SELECT facility, bed, room FROM kept_beds ORDER BY facility, room, bed',
+  )
+  const keep = db.prepare(
+    `INSERT INTO kept_beds (facility, bed, room, created_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (facility, bed) DO UPDATE SET room = excluded.room`,
+  )
+  const keptOne = db.prepare<[string, string], number>('SELECT 1 FROM kept_beds WHERE facility = ? AND bed = ?').pluck()
+  const unkeep = db.prepare('DELETE FROM kept_beds WHERE facility = ? AND bed = ?')
+
+  /** Every bed of the facility, ordered by room then bed (text order; the board sorts naturally). */
+  function list(facility: string | null): BedState[] {
+    // One read transaction: the statements see the same moment of the ward.
+    return db
+      .transaction(() => {
+        const active = new Map<string, WardOccupant[]>()
+        for (const row of activeOccupants.all({ facility })) {
+          const record = toRecord(row)
+          active.set(record.bed, [...(active.get(record.bed) ?? []), record])
+        }
+        const beds = seenBeds.all(facility ?? NO_FACILITY).map((bed): BedState => {
+          const state: BedState = { bed, active: active.get(bed) ?? [] }
+          const last = lastDischarge.get({ facility, bed })
+          if (last) state.lastDischarged = toRecord(last)
+          // The room of its current occupant, else the one it was in when last used.
+          const room = state.active.at(-1)?.room ?? state.lastDischarged?.room
+          if (room !== undefined) state.room = room
+          return state
+        })
+        // A listed bed shows even if never occupied; the room its administrator gave wins.
+        const byBed = new Map(beds.map((state) => [state.bed, state]))
+        for (const { bed, room } of keptOf.all(facility ?? NO_FACILITY)) {
+          const state = byBed.get(bed) ?? { bed, active: [] }
+          if (!byBed.has(bed)) beds.push(state)
+          if (room !== null) state.room = room
+        }
+        return beds.sort((a, b) => compare(a.room ?? '', b.room ?? '') || compare(a.bed, b.bed))
+      })
+      .deferred()
+  }
+
+  /** Lists a bed (or changes its room); answers whether it was new. */
+  function add(bed: KeptBed, now = Date.now()): boolean {
+    const facility = bed.facility ?? NO_FACILITY
+    return db
+      .transaction(() => {
+        const existed = keptOne.get(facility, bed.bed) !== undefined
+        keep.run(facility, bed.bed, bed.room ?? null, now)
+        return !existed
+      })
+      .immediate()
+  }
+
+  /** Takes a bed off the list; answers whether it was listed. A bed with occupants stays on the board. */
+  function remove(facility: string | null, bed: string): boolean {
+    return unkeep.run(facility ?? NO_FACILITY, bed).changes > 0
+  }
+
+  function kept(): KeptBed[] {
+    return keptAll.all().map((row) => ({
+      facility: row.facility === NO_FACILITY ? null : row.facility,
+      bed: row.bed,
+      ...(row.room === null ? {} : { room: row.room }),
+    }))
+  }
+
+  return { list, add, remove, kept }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}

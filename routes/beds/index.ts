@@ -1,0 +1,49 @@
+import createError from '@fastify/error'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { createBedRepository } from '../../db/beds.js'
+import type { Principal } from '../../db/tokens.js'
+import { errorResponses } from '../../plugins/schemas.js'
+import { BedList, BedsQuery } from './schema.js'
+
+const OtherFacilityError = createError(
+  'FACILITY_FORBIDDEN',
+  'this token is bound to facility %s and cannot read the beds of facility %s',
+  403,
+)
+
+/** The facility whose beds a caller asks for; a token bound to one facility reads only that one. */
+function facilityToList(principal: Principal, requested: string | undefined): string | null {
+  if (principal.facility === null) return requested ?? null
+  if (requested !== undefined && requested !== principal.facility) {
+    throw new OtherFacilityError(principal.facility, requested)
+  }
+  return principal.facility
+}
+
+/**
+ * The beds of a facility for the bed board (docs/BOARD.md): every bed its occupants ever had, with
+ * who is in it now and who left it last. Read-only, derived from the ward occupants.
+ */
+const bedRoutes: FastifyPluginAsyncTypebox = async function bedRoutes(fastify) {
+  const beds = createBedRepository(fastify.db)
+
+  fastify.get(
+    '/beds',
+    {
+      schema: {
+        tags: ['beds'],
+        summary:
+          'the beds of a facility (every bed an occupant ever had), each with its occupants now and its last discharge',
+        querystring: BedsQuery,
+        response: { 200: BedList, ...errorResponses() },
+      },
+    },
+    async function listBeds(request) {
+      const facility = facilityToList(request.principal, request.query.facility)
+      const list = beds.list(facility)
+      return { ...(facility === null ? {} : { facility }), beds: list, total: list.length }
+    },
+  )
+}
+
+export default bedRoutes

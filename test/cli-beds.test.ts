@@ -1,0 +1,104 @@
+import { join } from 'node:path'
+import t from 'tap'
+import { buildApp } from '../app.js'
+import { type CliIo, runCli } from '../cli.js'
+import { defaultConfig } from '../config.js'
+import { openDatabase } from '../db/connection.js'
+import { bearer } from './helper.js'
+
+async function beds(database: string, args: string[]) {
+  const out: string[] = []
+  const err: string[] = []
+  const io: CliIo = { out: (line) => out.push(line), err: (line) => err.push(line) }
+  const code = await runCli(['--database', database, 'beds', ...args], io)
+  return { code, out, err: err.join('\n') }
+}
+
+/** The oracle: what the table holds, in plain SQL. */
+function keptRows(database: string) {
+  const db = openDatabase(database)
+  try {
+    return db.prepare('SELECT facility, bed, room FROM kept_beds ORDER BY facility, bed').all()
+  } finally {
+    db.close()
+  }
+}
+
+t.test('beds add|list|remove keep the beds that were never occupied, shown free on the board', async (t) => {
+  const database = join(t.testdir(), 'facility.db')
+  const app = await buildApp(defaultConfig({ DATABASE_PATH: database, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 }))
+  t.teardown(() => app.close())
+  const readA = app.tokens.create({ account: 'viewer-a', role: 'read', facility: 'A', label: 'a' }).token
+  const readB = app.tokens.create({ account: 'viewer-b', role: 'read', facility: 'B', label: 'b' }).token
+  const writeA = app.tokens.create({ account: 'nurse-a', role: 'write', facility: 'A', label: 'w' }).token
+  const bedsOf = async (token: string) =>
+    (await app.inject({ url: '/beds', headers: bearer(token) })).json().beds as { bed: string; room?: string }[]
+
+  t.same(await beds(database, ['add', '--facility', 'A', '--room', 'R-4', '--bed', 'B-9']), {
+    code: 0,
+    out: ['listed bed B-9'],
+    err: '',
+  })
+  t.equal((await beds(database, ['add', '--bed', 'B-0'])).code, 0, 'a bed of the records without a facility')
+  t.same(keptRows(database), [
+    { facility: '', bed: 'B-0', room: null },
+    { facility: 'A', bed: 'B-9', room: 'R-4' },
+  ])
+  t.same((await beds(database, ['list'])).out, ['*\t-\tB-0', 'A\tR-4\tB-9'])
+  t.same((await beds(database, ['list', '--facility', 'A'])).out, ['A\tR-4\tB-9'])
+
+  // The running server sees the file's change on the next request.
+  t.same(await bedsOf(readA), [{ bed: 'B-9', room: 'R-4', active: [] }], 'free, in its room, never occupied')
+  t.same(await bedsOf(readB), [], 'not in another facility')
+
+  t.same((await beds(database, ['add', '--facility', 'A', '--room', 'R-5', '--bed', 'B-9'])).out, [
+    'bed B-9 was listed already; room updated',
+  ])
+  t.equal((await bedsOf(readA))[0]?.room, 'R-5')
+
+  // A listed bed that has occupants: the administrator's room wins; taken off the list, it stays.
+  await app.inject({
+    method: 'POST',
+    url: '/ward-occupants',
+    headers: bearer(writeA),
+    payload: { encounter: 'e', bed: 'B-9', room: 'R-x', occupiedBy: 'p' },
+  })
+  t.same(
+    (await bedsOf(readA)).map((b) => [b.bed, b.room]),
+    [['B-9', 'R-5']],
+  )
+  t.same(await beds(database, ['remove', '--facility', 'A', '--bed', 'B-9']), {
+    code: 0,
+    out: ['removed bed B-9'],
+    err: '',
+  })
+  t.same(
+    (await bedsOf(readA)).map((b) => [b.bed, b.room]),
+    [['B-9', 'R-x']],
+    'still on the board, from its occupant',
+  )
+  t.same(keptRows(database), [{ facility: '', bed: 'B-0', room: null }])
+})
+
+t.test('beds refuses what it cannot do, with a message', async (t) => {
+  const database = join(t.testdir(), 'facility.db')
+  openDatabase(database).close()
+  const cases: [string[], RegExp][] = [
+    [['remove', '--bed', 'B-1'], /not listed/],
+    [['remove', '--facility', 'A', '--bed', 'B-1'], /not listed in A/],
+    [['add'], /required option '--bed <bed>'/],
+    [['add', '--bed', ' '], /must not be empty/],
+    [['add', '--bed', 'B-1', '--facility', ''], /must not be empty/],
+    [['add', '--bed', 'x'.repeat(201)], /at most 200/],
+    [['move', '--bed', 'B-1'], /unknown command/],
+  ]
+  for (const [args, message] of cases) {
+    const { code, err } = await beds(database, args)
+    t.not(code, 0, `${args.join(' ')}: fails`)
+    t.match(err, message, `${args.join(' ')}: ${message}`)
+  }
+  t.same(keptRows(database), [], 'nothing was written')
+  const missing = await beds(join(t.testdir(), 'nope.db'), ['list'])
+  t.equal(missing.code, 1)
+  t.match(missing.err, /no database at/)
+})

@@ -1,0 +1,104 @@
+import t, { type Test } from 'tap'
+import { createBedRepository } from '../../db/beds.js'
+import { bearer, buildTestApp, type TestApp } from '../helper.js'
+
+// GET /beds (db/beds.ts) never reads a facility's whole history: every statement it runs is an
+// index search (no SCAN of ward_occupants, not even of an index), with the planner hints of a
+// fresh database and after ANALYZE on real data.
+
+interface Execution {
+  sql: string
+  args: unknown[]
+}
+
+/** Every statement the app prepares from now on reports its executions, with the values bound. */
+function recordExecutions(app: TestApp) {
+  const sink: Execution[] = []
+  const prepare = app.db.prepare.bind(app.db)
+  app.db.prepare = ((sql: string) => {
+    const statement = prepare(sql)
+    const proxy: object = new Proxy(statement, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target)
+        if (typeof value !== 'function') return value
+        return (...args: unknown[]) => {
+          if (['all', 'get', 'iterate', 'run'].includes(String(key))) sink.push({ sql, args })
+          const result = value.apply(target, args)
+          return result === target ? proxy : result
+        }
+      },
+    })
+    return proxy
+  }) as unknown as typeof app.db.prepare
+  return sink
+}
+
+/** Four facilities (one of them none), 40 beds each, a long history per bed. */
+function fill(app: TestApp) {
+  const insert = app.db.prepare(
+    `INSERT INTO ward_occupants (id, created_at, created_by, facility, encounter, room, bed, occupied_at,
+       occupied_by, discharged_at, discharged_by) VALUES (?, ?, 'nurse', ?, ?, ?, ?, ?, 'patient', ?, ?)`,
+  )
+  const facilities = ['A', 'B', 'C', null]
+  const slots = 40 * facilities.length
+  const count = 6000
+  app.db.transaction(() => {
+    for (let i = 0; i < count; i++) {
+      const slot = i % slots
+      const at = 1_000 + i * 60_000
+      const active = i >= count - slots / 2
+      insert.run(
+        i.toString(16).padStart(24, '0'),
+        at,
+        facilities[slot % facilities.length] ?? null,
+        `enc-${i}`,
+        `R-${slot % 10}`,
+        `B-${Math.floor(slot / facilities.length)}`,
+        at,
+        active ? null : at + 30_000,
+        active ? null : 'nurse',
+      )
+    }
+  })()
+}
+
+function plansOf(t: Test, app: TestApp, sink: Execution[]) {
+  // Made after recordExecutions, so its statements report: the repository GET /beds calls.
+  const beds = createBedRepository(app.db)
+  for (const facility of ['A', 'B', null]) {
+    sink.length = 0
+    t.equal(beds.list(facility).length, 40, `${facility}: 40 beds`)
+    const details = new Set<string>()
+    for (const { sql, args } of sink.splice(0)) {
+      const plan = app.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]
+      for (const { detail } of plan) details.add(detail)
+    }
+    const indexes = new Set<string>()
+    for (const detail of details) {
+      t.notMatch(detail, /^SCAN (ward_occupants|kept_beds|seen_beds)\b/, `${facility}: ${detail}`)
+      const index = /USING (?:COVERING )?INDEX (\w+)/.exec(detail)?.[1]
+      if (index) indexes.add(index)
+    }
+    const searched = (pattern: RegExp) => [...details].some((d) => pattern.test(d))
+    t.ok(searched(/^SEARCH seen_beds USING PRIMARY KEY \(facility=\?\)/), `${facility}: the beds by their key`)
+    t.ok(
+      searched(/^SEARCH ward_occupants USING INDEX ward_occupants_bed \(bed=\? AND facility=\?/),
+      `${facility}: a bed's last discharge from the bed's own rows (${[...details]})`,
+    )
+    t.ok(indexes.has('ward_occupants_active'), `${facility}: the occupants from the active index`)
+    t.ok(searched(/^SEARCH kept_beds USING PRIMARY KEY \(facility=\?\)/), `${facility}: the listed beds by their key`)
+  }
+}
+
+t.test('GET /beds: index searches only, fresh and after ANALYZE', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  fill(app)
+  const sink = recordExecutions(app)
+  t.test('planner hints of a fresh database', async (t) => plansOf(t, app, sink))
+  t.test('after ANALYZE', async (t) => {
+    app.db.exec('ANALYZE')
+    plansOf(t, app, sink)
+  })
+  const res = await app.inject({ url: '/beds', headers: bearer(tokens.readA) })
+  t.equal(res.json().total, 40, 'the route answers what the repository lists')
+})
