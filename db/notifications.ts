@@ -3,7 +3,8 @@ import { DIRECTIONS, type Direction, type Notification } from '../routes/notific
 import { NotFoundError } from './errors.js'
 import { createFeedLog } from './feed.js'
 import { newId } from './ids.js'
-import { createLister } from './list.js'
+import { createLister, type Page, pick } from './list.js'
+import { createInbox, inboxAnswers, type SeenFilter } from './notification-inbox.js'
 import {
   audienceCondition,
   fieldsFor,
@@ -14,7 +15,8 @@ import {
   seenCondition,
   type Viewer,
 } from './notification-audience.js'
-import { parseListQuery } from './query.js'
+import { type ListQuery, parseListQuery } from './query.js'
+import { writeQueue } from './write-queue.js'
 
 export { NOTIFICATION_FIELDS, type Viewer } from './notification-audience.js'
 export { DIRECTIONS }
@@ -76,7 +78,11 @@ export function createNotificationRepository(db: Database) {
     `INSERT INTO notifications (id, created_at, facility, code, type, title, body, meta, direction, broadcast, recipients, unbound_only)
      VALUES (:id, :createdAt, :facility, :code, :type, :title, :body, :meta, :direction, :broadcast, :recipients, :unboundOnly)`,
   )
-  const insertRecipient = db.prepare('INSERT INTO notification_recipients (account, notification_id) VALUES (?, ?)')
+  // The addressee row carries the notification's time and audience: its inbox index (migration 9).
+  const insertRecipient = db.prepare(
+    `INSERT INTO notification_recipients (account, notification_id, created_at, facility, unbound_only)
+     VALUES (:account, :id, :createdAt, :facility, :unboundOnly)`,
+  )
   const byId = db.prepare<[string], Row>('SELECT * FROM notifications WHERE id = ?')
   const isRecipient = db.prepare<[string, string], { one: number }>(
     'SELECT 1 AS one FROM notification_recipients WHERE account = ? AND notification_id = ?',
@@ -96,6 +102,8 @@ export function createNotificationRepository(db: Database) {
   )
   const list = createLister<Row, Notification>(db, 'notifications', toRecord)
   const feed = createFeedLog(db)
+  const inbox = createInbox(db)
+  const writes = writeQueue(db)
 
   /** The live feed's event for a new notification or a new mark, in the same transaction. */
   function appendToFeed(row: Row, reader?: Mark): void {
@@ -154,9 +162,11 @@ export function createNotificationRepository(db: Database) {
     const now = Date.now()
     const id = newId(now)
     const to = [...new Set(input.to ?? [])]
+    const createdAt = input.createdAt ?? now
+    const unboundOnly = input.unboundOnly ? 1 : 0
     insert.run({
       id,
-      createdAt: input.createdAt ?? now,
+      createdAt,
       facility: input.facility,
       code: input.code,
       type: input.type,
@@ -166,15 +176,16 @@ export function createNotificationRepository(db: Database) {
       direction: input.direction ?? null,
       broadcast: to.length === 0 ? 1 : 0,
       recipients: to.length === 0 ? null : JSON.stringify(to),
-      unboundOnly: input.unboundOnly ? 1 : 0,
+      unboundOnly,
     })
-    for (const account of to) insertRecipient.run(account, id)
+    for (const account of to) insertRecipient.run({ account, id, createdAt, facility: input.facility, unboundOnly })
     const row = byId.get(id) as Row
     appendToFeed(row)
     return toRecord(row)
   })
 
-  const markSeen = db.transaction((viewer: Viewer, id: string): Notification => {
+  // Runs inside the write queue's transaction (group commit): no transaction of its own.
+  function markSeen(viewer: Viewer, id: string): Notification {
     visibleRow(viewer, id)
     // The reader's facility decides who else may learn of the mark (readersFor, boundFields).
     const marked = insertSeen.run(id, viewer.account, Date.now(), viewer.facility).changes === 1
@@ -183,16 +194,25 @@ export function createNotificationRepository(db: Database) {
     // Marking again changes nothing, so it is no event either.
     if (marked) appendToFeed(row, { account: viewer.account, facility: viewer.facility })
     return shown(viewer, toRecord(row))
-  })
+  }
 
   // The page and the readers shown on it are read in one read transaction, so they agree even
   // while another connection writes.
   const listPage = db.transaction((viewer: Viewer, query: Record<string, unknown>) => {
-    const { base, parsed } = listFor(viewer, query)
-    const page = list(base, parsed)
+    const page = pageOf(viewer, query)
     const readers = readersFor(viewer, page.records)
     return { ...page, records: page.records.map((r) => forViewer(viewer, r, readers)) }
   })
+
+  /** Without filters, in time order, the inbox answers (notification-inbox.ts); else the general lister. */
+  function pageOf(viewer: Viewer, query: Record<string, unknown>): Page<Partial<Notification> & { id: string }> {
+    const { base, parsed } = listFor(viewer, query)
+    if (!inboxAnswers(parsed)) return list(base, parsed)
+    const { total, rows } = inbox.page<Row>(viewer, seenFilter(query.$unseen), parsed)
+    const page = { total, limit: parsed.limit, skip: parsed.skip }
+    if (parsed.limit === 0 || parsed.skip >= total) return { records: [], ...page }
+    return { records: selected(rows().map(toRecord), parsed), ...page }
+  }
 
   function listFor(viewer: Viewer, query: Record<string, unknown>) {
     const { $unseen, ...rest } = query
@@ -209,10 +229,21 @@ export function createNotificationRepository(db: Database) {
     /** How many notifications matching the query's filters the viewer has not marked seen. */
     unseenCount(viewer: Viewer, query: Record<string, unknown>): number {
       const { base, parsed } = listFor(viewer, { ...query, $unseen: 'true', $limit: '0', $skip: '0' })
+      // Without filters the counters answer; the order does not matter for a count.
+      if (parsed.filter.sql === '1') return inbox.count(viewer, 'unseen')
       return list(base, parsed).total
     },
-    markSeen: (viewer: Viewer, id: string): Notification => markSeen.immediate(viewer, id),
+    /** Through the group commit (write-queue.ts), like every other write. */
+    markSeen: (viewer: Viewer, id: string): Promise<Notification> => writes.run(() => markSeen(viewer, id)),
   }
+}
+
+function seenFilter(unseen: unknown): SeenFilter {
+  return unseen === 'true' ? 'unseen' : unseen === 'false' ? 'seen' : 'all'
+}
+
+function selected(records: Notification[], query: ListQuery): (Partial<Notification> & { id: string })[] {
+  return query.select ? records.map((r) => pick(r, query.select as string[])) : records
 }
 
 export type NotificationRepository = ReturnType<typeof createNotificationRepository>

@@ -87,7 +87,7 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
       },
     },
     async function markNotificationSeen(request, reply) {
-      return withEtag(reply, versioned(notifications.markSeen(request.principal, request.params.id)))
+      return withEtag(reply, versioned(await notifications.markSeen(request.principal, request.params.id)))
     },
   )
 }

@@ -1,0 +1,166 @@
+/**
+ * The inbox: a viewer's notifications without filters, in time order, paged and counted at a cost
+ * that depends on the page, not on how many notifications the hospital has kept (migration 9).
+ *
+ * A viewer's notifications are the union of disjoint audiences, each one range of an index in
+ * (created_at, id) order: its facility's broadcasts, every facility's broadcasts, and the ones
+ * addressed to its account in each of those two (a viewer without a facility: every broadcast and
+ * every one addressed to it). Each audience yields its first `skip + limit` ids from its index
+ * (for `$unseen` only the ones the account has or has not marked, checked by primary key as the
+ * walk goes), the page is cut from their union, then the page's rows are read by id. Totals come
+ * from counters the schema's triggers keep in the same transaction as the rows they count.
+ */
+import type { Database, Statement } from 'better-sqlite3'
+import type { ListQuery } from './query.js'
+
+/** What a viewer sees from: its account and facility (null: every facility). */
+interface InboxViewer {
+  account: string
+  facility: string | null
+}
+
+/** Only its own marks, only the others, or every notification. */
+export type SeenFilter = 'unseen' | 'seen' | 'all'
+
+interface Branch {
+  /** SELECT of `id, created_at` of one audience, in index order, `{order}` and `{seen}` to fill. */
+  sql: string
+  params(viewer: InboxViewer): unknown[]
+}
+
+const SEEN = 'EXISTS (SELECT 1 FROM notification_seen s WHERE s.notification_id = {id} AND s.account = ?)'
+
+const BOUND: Branch[] = [
+  {
+    sql: `SELECT r.id, r.created_at FROM notifications r INDEXED BY notifications_audience
+          WHERE r.broadcast = 1 AND r.unbound_only = 0 AND r.facility = ?`,
+    params: (v) => [v.facility],
+  },
+  {
+    sql: `SELECT r.id, r.created_at FROM notifications r INDEXED BY notifications_audience
+          WHERE r.broadcast = 1 AND r.unbound_only = 0 AND r.facility IS NULL`,
+    params: () => [],
+  },
+  {
+    sql: `SELECT r.notification_id AS id, r.created_at FROM notification_recipients r
+          INDEXED BY notification_recipients_inbox WHERE r.account = ? AND r.unbound_only = 0 AND r.facility = ?`,
+    params: (v) => [v.account, v.facility],
+  },
+  {
+    sql: `SELECT r.notification_id AS id, r.created_at FROM notification_recipients r
+          INDEXED BY notification_recipients_inbox WHERE r.account = ? AND r.unbound_only = 0 AND r.facility IS NULL`,
+    params: (v) => [v.account],
+  },
+]
+
+const UNBOUND: Branch[] = [
+  {
+    sql: `SELECT r.id, r.created_at FROM notifications r INDEXED BY notifications_broadcast_created
+          WHERE r.broadcast = 1`,
+    params: () => [],
+  },
+  {
+    sql: `SELECT r.notification_id AS id, r.created_at FROM notification_recipients r
+          INDEXED BY notification_recipients_account_created WHERE r.account = ?`,
+    params: (v) => [v.account],
+  },
+]
+
+// The counters of each branch above, in the same order: [total, marked by the account].
+const BOUND_COUNTS = `SELECT
+  ifnull((SELECT total FROM notification_audience_counts WHERE broadcast = 1 AND account = '' AND scope = json_array(0, :facility)), 0),
+  ifnull((SELECT seen FROM notification_seen_counts WHERE account = :account AND broadcast = 1 AND scope = json_array(0, :facility)), 0),
+  ifnull((SELECT total FROM notification_audience_counts WHERE broadcast = 1 AND account = '' AND scope = '[0,null]'), 0),
+  ifnull((SELECT seen FROM notification_seen_counts WHERE account = :account AND broadcast = 1 AND scope = '[0,null]'), 0),
+  ifnull((SELECT total FROM notification_audience_counts WHERE broadcast = 0 AND account = :account AND scope = json_array(0, :facility)), 0),
+  ifnull((SELECT seen FROM notification_seen_counts WHERE account = :account AND broadcast = 0 AND scope = json_array(0, :facility)), 0),
+  ifnull((SELECT total FROM notification_audience_counts WHERE broadcast = 0 AND account = :account AND scope = '[0,null]'), 0),
+  ifnull((SELECT seen FROM notification_seen_counts WHERE account = :account AND broadcast = 0 AND scope = '[0,null]'), 0)`
+
+const UNBOUND_COUNTS = `SELECT
+  (SELECT ifnull(sum(total), 0) FROM notification_audience_counts WHERE broadcast = 1 AND account = ''),
+  (SELECT ifnull(sum(seen), 0) FROM notification_seen_counts WHERE account = :account AND broadcast = 1),
+  (SELECT ifnull(sum(total), 0) FROM notification_audience_counts WHERE broadcast = 0 AND account = :account),
+  (SELECT ifnull(sum(seen), 0) FROM notification_seen_counts WHERE account = :account AND broadcast = 0)`
+
+const ORDER = /^r\.created_at (ASC|DESC), r\.id (ASC|DESC)$/
+
+/** Whether the inbox answers this query: no filter, time order (the default, or newest first). */
+export function inboxAnswers(query: ListQuery): boolean {
+  return query.filter.sql === '1' && ORDER.test(query.orderBy)
+}
+
+export function createInbox(db: Database) {
+  const counts = {
+    bound: db.prepare(BOUND_COUNTS).raw(),
+    unbound: db.prepare(UNBOUND_COUNTS).raw(),
+  }
+  const pages = new Map<string, Statement>()
+
+  /** Per branch of the viewer, how many of its notifications match `seen`. */
+  function branchCounts(viewer: InboxViewer, seen: SeenFilter): number[] {
+    const row =
+      viewer.facility === null
+        ? (counts.unbound.get({ account: viewer.account }) as number[])
+        : (counts.bound.get({ account: viewer.account, facility: viewer.facility }) as number[])
+    const out: number[] = []
+    for (let i = 0; i < row.length; i += 2) {
+      const total = row[i] as number
+      const marked = row[i + 1] as number
+      out.push(seen === 'all' ? total : seen === 'seen' ? marked : total - marked)
+    }
+    return out
+  }
+
+  function pageStatement(bound: boolean, seen: SeenFilter, orderBy: string): Statement {
+    const key = `${bound}\n${seen}\n${orderBy}`
+    let statement = pages.get(key)
+    if (!statement) {
+      const [, time, id] = ORDER.exec(orderBy) as RegExpExecArray
+      const firsts = (bound ? BOUND : UNBOUND).map((branch) => {
+        const idColumn = branch.sql.includes('notification_id AS id') ? 'r.notification_id' : 'r.id'
+        const check = SEEN.replace('{id}', idColumn)
+        const where = seen === 'all' ? '' : ` AND ${seen === 'unseen' ? 'NOT ' : ''}${check}`
+        return `SELECT * FROM (${branch.sql}${where} ORDER BY r.created_at ${time}, ${idColumn} ${id} LIMIT ?)`
+      })
+      // CROSS JOIN: the page's few ids drive, each row is then one primary key search.
+      statement = db.prepare(
+        `SELECT n.* FROM (${firsts.join(' UNION ALL ')}) p CROSS JOIN notifications n ON n.id = p.id
+         ORDER BY p.created_at ${time}, p.id ${id} LIMIT ? OFFSET ?`,
+      )
+      pages.set(key, statement)
+    }
+    return statement
+  }
+
+  return {
+    /** How many notifications the viewer sees (`all`), has marked (`seen`) or not (`unseen`). */
+    count(viewer: InboxViewer, seen: SeenFilter): number {
+      return branchCounts(viewer, seen).reduce((a, b) => a + b, 0)
+    },
+
+    /**
+     * One page in the query's order and its exact total. Each branch walks at most as far as it
+     * holds matching notifications (its counter), so a branch with nothing unseen is not walked.
+     */
+    page<Row>(viewer: InboxViewer, seen: SeenFilter, query: ListQuery): { total: number; rows: () => Row[] } {
+      const perBranch = branchCounts(viewer, seen)
+      const total = perBranch.reduce((a, b) => a + b, 0)
+      return {
+        total,
+        rows: () => {
+          const bound = viewer.facility !== null
+          const branches = bound ? BOUND : UNBOUND
+          const first = query.skip + query.limit
+          const params: unknown[] = []
+          branches.forEach((branch, i) => {
+            params.push(...branch.params(viewer))
+            if (seen !== 'all') params.push(viewer.account)
+            params.push(Math.min(first, perBranch[i] as number))
+          })
+          return pageStatement(bound, seen, query.orderBy).all(...params, query.limit, query.skip) as Row[]
+        },
+      }
+    },
+  }
+}
