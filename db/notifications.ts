@@ -4,7 +4,6 @@ import { NotFoundError } from './errors.js'
 import { createFeedLog } from './feed.js'
 import { newId } from './ids.js'
 import { createLister, type Page, pick } from './list.js'
-import { createInbox, inboxAnswers, type SeenFilter } from './notification-inbox.js'
 import {
   audienceCondition,
   fieldsFor,
@@ -15,6 +14,7 @@ import {
   seenCondition,
   type Viewer,
 } from './notification-audience.js'
+import { createInbox, inboxAnswers, type SeenFilter } from './notification-inbox.js'
 import { type ListQuery, parseListQuery } from './query.js'
 import { writeQueue } from './write-queue.js'
 
