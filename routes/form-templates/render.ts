@@ -72,7 +72,7 @@ const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function re
   fastify.get(
     '/form-templates/:id/render',
     {
-      config: { readAudit: 'render' },
+      config: { readAudit: 'render', securityHeaders: 'print' },
       schema: {
         tags: ['form templates'],
         summary: "render the template's print layout to HTML",
@@ -91,7 +91,7 @@ const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function re
   fastify.post(
     '/form-templates/:id/render',
     {
-      config: { role: 'read', readAudit: 'render' },
+      config: { role: 'read', readAudit: 'render', securityHeaders: 'print' },
       schema: {
         tags: ['form templates'],
         summary: 'render the print layout with caller data (available to the layout as `data`)',

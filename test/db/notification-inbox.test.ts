@@ -39,13 +39,19 @@ const madeArb: fc.Arbitrary<Made> = fc.oneof(
   fc.record({
     facility: fc.constantFrom(null, ...FACILITIES),
     unboundOnly: fc.constant(false),
-    to: fc.oneof(fc.constant([]), fc.uniqueArray(fc.constantFrom(...ACCOUNTS), { minLength: 1, maxLength: 3 })),
+    to: fc.oneof(
+      fc.constant<string[]>([]),
+      fc.uniqueArray(fc.constantFrom(...ACCOUNTS), { minLength: 1, maxLength: 3 }),
+    ),
     createdAt: fc.integer({ min: 0, max: 6 }), // few values: many ties, ordered by id
   }),
   fc.record({
     facility: fc.constant(null),
     unboundOnly: fc.constant(true),
-    to: fc.oneof(fc.constant([]), fc.uniqueArray(fc.constantFrom(...ACCOUNTS), { minLength: 1, maxLength: 2 })),
+    to: fc.oneof(
+      fc.constant<string[]>([]),
+      fc.uniqueArray(fc.constantFrom(...ACCOUNTS), { minLength: 1, maxLength: 2 }),
+    ),
     createdAt: fc.integer({ min: 0, max: 6 }),
   }),
 )
