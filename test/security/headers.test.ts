@@ -1,4 +1,4 @@
-import type { LightMyRequestResponse } from 'fastify'
+import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
 import securityHeaders from '../../plugins/security-headers.js'
@@ -24,7 +24,7 @@ function apiSet(t: Test, res: LightMyRequestResponse, name: string) {
 
 t.test('JSON answers, errors included, carry the OWASP REST set', async (t) => {
   const { app, tokens } = await buildTestApp(t)
-  const answers: [string, Parameters<typeof app.inject>[0]][] = [
+  const answers: [string, InjectOptions][] = [
     ['health', { url: '/health' }],
     ['list', { url: '/notifications', headers: bearer(tokens.readA) }],
     [
