@@ -165,8 +165,56 @@ export function scenarios(ctx) {
     {
       key: 'notifications',
       title: 'list notifications of one account (50)',
+      target: 0.15,
       make() {
-        return () => ({ method: 'GET', path: '/notifications?$limit=50', headers: auth(facilityToken(1)) })
+        let i = 0
+        return () => ({
+          method: 'GET',
+          path: '/notifications?$limit=50',
+          headers: auth(facilityToken(i++ % FACILITIES)),
+        })
+      },
+    },
+    {
+      key: 'notif-unseen',
+      title: 'list 50 unseen notifications, newest first',
+      make() {
+        let i = 0
+        return () => ({
+          method: 'GET',
+          path: '/notifications?$unseen=true&$sort[createdAt]=-1&$limit=50',
+          headers: auth(facilityToken(i++ % FACILITIES)),
+        })
+      },
+    },
+    {
+      key: 'notif-count',
+      title: 'unseen notification count',
+      target: 0.3,
+      make() {
+        let i = 0
+        return () => ({
+          method: 'GET',
+          path: '/notifications/unseen-count',
+          headers: auth(facilityToken(i++ % FACILITIES)),
+        })
+      },
+    },
+    {
+      key: 'notif-seen',
+      title: 'mark a notification seen (durable)',
+      needs: () => (ctx.toMark?.some((ids) => ids.length > 0) ? null : 'no notifications were seeded'),
+      make() {
+        // Each ward's nurse marks its ward's newest notifications, one after the other; once all
+        // are marked the rotation starts again and a mark changes nothing (still a write turn).
+        let i = 0
+        return () => {
+          const n = i++
+          const f = n % FACILITIES
+          const ids = ctx.toMark[f]
+          const id = ids[Math.floor(n / FACILITIES) % ids.length]
+          return { method: 'POST', path: `/notifications/${id}/seen`, headers: auth(facilityToken(f)) }
+        }
       },
     },
     {

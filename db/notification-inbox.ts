@@ -85,6 +85,38 @@ const UNBOUND_COUNTS = `SELECT
 
 const ORDER = /^r\.created_at (ASC|DESC), r\.id (ASC|DESC)$/
 
+/** A string column as JSON text: json_quote escapes as JSON.stringify does (see jsonRecord in list.ts). */
+const str = (column: string) => `json_quote(n.${column})`
+
+/**
+ * The JSON text of one record as the response schema writes it (fields in its order, absent optional
+ * ones left out), written by SQLite. seenBy for a facility-bound viewer keeps, in marking order,
+ * only the readers it may learn of (docs/notifications.md): each a primary key search.
+ */
+function recordJson(bound: boolean, admin: boolean): string {
+  const seenBy = bound
+    ? `(SELECT json_group_array(j.value) FROM json_each(n.seen_by) j WHERE EXISTS (
+         SELECT 1 FROM notification_seen s WHERE s.notification_id = n.id AND s.account = j.value
+         AND (s.facility = @viewerFacility OR s.account = @viewerAccount)))`
+    : 'json(n.seen_by)'
+  const optional = (name: string, value: string, column: string) =>
+    `iif(n.${column} IS NULL, '', ',"${name}":' || ${value})`
+  return [
+    `'{"id":' || ${str('id')}`,
+    `',"createdAt":' || n.created_at`,
+    `',"code":' || ${str('code')}`,
+    `',"type":' || ${str('type')}`,
+    `',"title":' || ${str('title')}`,
+    `',"body":' || ${str('body')}`,
+    optional('meta', 'json(n.meta)', 'meta'),
+    `',"seenBy":' || ${seenBy}`,
+    optional('direction', str('direction'), 'direction'),
+    optional('facility', str('facility'), 'facility'),
+    ...(admin ? [optional('to', 'json(n.recipients)', 'recipients')] : []),
+    `'}'`,
+  ].join(' || ')
+}
+
 /** Whether the inbox answers this query: no filter, time order (the default, or newest first). */
 export function inboxAnswers(query: ListQuery): boolean {
   return query.filter.sql === '1' && ORDER.test(query.orderBy)
@@ -112,8 +144,14 @@ export function createInbox(db: Database) {
     return out
   }
 
-  function pageStatement(bound: boolean, seen: SeenFilter, orderBy: string): Statement {
-    const key = `${bound}\n${seen}\n${orderBy}`
+  /** `json`: the records' JSON text (recordJson) instead of rows; null: rows. */
+  function pageStatement(
+    bound: boolean,
+    seen: SeenFilter,
+    orderBy: string,
+    json: { admin: boolean } | null,
+  ): Statement {
+    const key = `${bound}\n${seen}\n${orderBy}\n${json ? json.admin : 'rows'}`
     let statement = pages.get(key)
     if (!statement) {
       const [, time, id] = ORDER.exec(orderBy) as RegExpExecArray
@@ -124,10 +162,12 @@ export function createInbox(db: Database) {
         return `SELECT * FROM (${branch.sql}${where} ORDER BY r.created_at ${time}, ${idColumn} ${id} LIMIT ?)`
       })
       // CROSS JOIN: the page's few ids drive, each row is then one primary key search.
+      const columns = json ? recordJson(bound, json.admin) : 'n.*'
       statement = db.prepare(
-        `SELECT n.* FROM (${firsts.join(' UNION ALL ')}) p CROSS JOIN notifications n ON n.id = p.id
+        `SELECT ${columns} FROM (${firsts.join(' UNION ALL ')}) p CROSS JOIN notifications n ON n.id = p.id
          ORDER BY p.created_at ${time}, p.id ${id} LIMIT ? OFFSET ?`,
       )
+      if (json) statement.pluck()
       pages.set(key, statement)
     }
     return statement
@@ -144,23 +184,40 @@ export function createInbox(db: Database) {
      * holds matching notifications (its counter), so a branch with nothing unseen is not walked.
      */
     page<Row>(viewer: InboxViewer, seen: SeenFilter, query: ListQuery): { total: number; rows: () => Row[] } {
-      const perBranch = branchCounts(viewer, seen)
-      const total = perBranch.reduce((a, b) => a + b, 0)
-      return {
-        total,
-        rows: () => {
-          const bound = viewer.facility !== null
-          const branches = bound ? BOUND : UNBOUND
-          const first = query.skip + query.limit
-          const params: unknown[] = []
-          branches.forEach((branch, i) => {
-            params.push(...branch.params(viewer))
-            if (seen !== 'all') params.push(viewer.account)
-            params.push(Math.min(first, perBranch[i] as number))
-          })
-          return pageStatement(bound, seen, query.orderBy).all(...params, query.limit, query.skip) as Row[]
-        },
-      }
+      const { total, run } = pageOf(viewer, seen, query)
+      return { total, rows: () => run(null) as Row[] }
     },
+
+    /** The same page as the text of a JSON array of records as `viewer` may see them. */
+    jsonPage(
+      viewer: InboxViewer & { role: string },
+      seen: SeenFilter,
+      query: ListQuery,
+    ): { total: number; json: string } {
+      const { total, run } = pageOf(viewer, seen, query)
+      if (query.limit === 0 || query.skip >= total) return { total, json: '[]' }
+      const records = run({ admin: viewer.role === 'admin' }) as string[]
+      return { total, json: `[${records.join(',')}]` }
+    },
+  }
+
+  function pageOf(viewer: InboxViewer, seen: SeenFilter, query: ListQuery) {
+    const perBranch = branchCounts(viewer, seen)
+    const total = perBranch.reduce((a, b) => a + b, 0)
+    const bound = viewer.facility !== null
+    function run(json: { admin: boolean } | null): unknown[] {
+      const first = query.skip + query.limit
+      const params: unknown[] = []
+      ;(bound ? BOUND : UNBOUND).forEach((branch, i) => {
+        params.push(...branch.params(viewer))
+        if (seen !== 'all') params.push(viewer.account)
+        params.push(Math.min(first, perBranch[i] as number))
+      })
+      params.push(query.limit, query.skip)
+      const statement = pageStatement(bound, seen, query.orderBy, json)
+      if (json && bound) params.push({ viewerFacility: viewer.facility, viewerAccount: viewer.account })
+      return statement.all(...params)
+    }
+    return { total, run }
   }
 }

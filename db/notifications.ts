@@ -3,7 +3,7 @@ import { DIRECTIONS, type Direction, type Notification } from '../routes/notific
 import { NotFoundError } from './errors.js'
 import { createFeedLog } from './feed.js'
 import { newId } from './ids.js'
-import { createLister, type Page, pick } from './list.js'
+import { createLister, type JsonPage, type Page, pick } from './list.js'
 import {
   audienceCondition,
   fieldsFor,
@@ -214,6 +214,17 @@ export function createNotificationRepository(db: Database) {
     return { records: selected(rows().map(toRecord), parsed), ...page }
   }
 
+  /**
+   * Without filters, paging of whole records in time order: the page as JSON text written by SQLite
+   * (what the response schema would write), or null when the query needs the general path.
+   */
+  const jsonPage = db.transaction((viewer: Viewer, query: Record<string, unknown>): JsonPage | null => {
+    const { parsed } = listFor(viewer, query)
+    if (!inboxAnswers(parsed) || parsed.select) return null
+    const { total, json } = inbox.jsonPage(viewer, seenFilter(query.$unseen), parsed)
+    return { total, json, limit: parsed.limit, skip: parsed.skip }
+  })
+
   function listFor(viewer: Viewer, query: Record<string, unknown>) {
     const { $unseen, ...rest } = query
     const parsed = parseListQuery(rest, fieldsFor(viewer))
@@ -226,6 +237,8 @@ export function createNotificationRepository(db: Database) {
     create: (input: NewNotification): Notification => create.immediate(input),
     get: (viewer: Viewer, id: string): Notification => shown(viewer, toRecord(visibleRow(viewer, id))),
     list: (viewer: Viewer, query: Record<string, unknown>) => listPage(viewer, query),
+    /** The list as JSON text when the inbox answers it (no filter, time order, whole records); else null. */
+    listJson: (viewer: Viewer, query: Record<string, unknown>): JsonPage | null => jsonPage(viewer, query),
     /** How many notifications matching the query's filters the viewer has not marked seen. */
     unseenCount(viewer: Viewer, query: Record<string, unknown>): number {
       const { base, parsed } = listFor(viewer, { ...query, $unseen: 'true', $limit: '0', $skip: '0' })

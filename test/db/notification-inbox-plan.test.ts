@@ -35,11 +35,11 @@ function fill(db: Database) {
 }
 
 function planOf(db: Database, sql: string): string[] {
-  const named = [...new Set(Array.from(sql.matchAll(/:(\w+)/g), (m) => m[1] as string))]
+  const params: unknown[] = Array.from(sql.matchAll(/\?/g), () => 'x')
+  const named = [...new Set(Array.from(sql.matchAll(/[@:](\w+)/g), (m) => m[1] as string))]
+  if (named.length > 0) params.push(Object.fromEntries(named.map((name) => [name, 'x'])))
   const statement = db.prepare(`EXPLAIN QUERY PLAN ${sql}`)
-  const rows = named.length
-    ? statement.all(Object.fromEntries(named.map((name) => [name, 'x'])))
-    : statement.all(...Array.from(sql.matchAll(/\?/g), () => 'x'))
+  const rows = statement.all(...params)
   return (rows as { detail: string }[]).map((row) => row.detail)
 }
 
@@ -66,7 +66,10 @@ for (const analyzed of [false, true]) {
       { account: 'admin-1', facility: null, role: 'admin' },
     ]
     for (const viewer of viewers) {
-      for (const query of QUERIES) t.ok(repo.list(viewer, query).total > 0, `${viewer.account}: a page`)
+      for (const query of QUERIES) {
+        t.ok(repo.list(viewer, query).total > 0, `${viewer.account}: a page`)
+        t.ok(repo.listJson(viewer, query), `${viewer.account}: a page as JSON text`)
+      }
       t.ok(repo.unseenCount(viewer, {}) >= 0)
     }
     const [first] = repo.list(viewers[0] as Viewer, { $unseen: 'true', $limit: '1' }).records

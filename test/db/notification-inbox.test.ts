@@ -15,6 +15,9 @@ const FACILITIES = ['A', 'B', 'C']
 const ACCOUNTS = ['a1', 'a2', 'a3', 'a4']
 
 interface Made {
+  title: string
+  meta?: Record<string, unknown>
+  direction?: 'inbound' | 'outbound'
   facility: string | null
   unboundOnly: boolean
   to: string[]
@@ -35,7 +38,17 @@ const viewerArb = fc.record({
   role: fc.constantFrom<Role>('read', 'write', 'admin'),
 })
 
-const madeArb: fc.Arbitrary<Made> = fc.oneof(
+// Any text (quotes, backslashes, control characters, astral planes), nested meta
+const contentArb = fc.record(
+  {
+    title: fc.string({ unit: 'binary', maxLength: 12 }),
+    meta: fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
+    direction: fc.constantFrom<'inbound' | 'outbound'>('inbound', 'outbound'),
+  },
+  { requiredKeys: ['title'] },
+)
+
+const audienceArb = fc.oneof(
   fc.record({
     facility: fc.constantFrom(null, ...FACILITIES),
     unboundOnly: fc.constant(false),
@@ -55,6 +68,31 @@ const madeArb: fc.Arbitrary<Made> = fc.oneof(
     createdAt: fc.integer({ min: 0, max: 6 }),
   }),
 )
+
+const madeArb: fc.Arbitrary<Made> = fc.tuple(contentArb, audienceArb).map(([content, audience]) => ({
+  ...audience,
+  ...(content as Omit<Made, 'facility' | 'unboundOnly' | 'to' | 'createdAt'>),
+}))
+
+/** The schema's field order: what Fastify's serializer writes. */
+const FIELD_ORDER = [
+  'id',
+  'createdAt',
+  'code',
+  'type',
+  'title',
+  'body',
+  'meta',
+  'seenBy',
+  'direction',
+  'facility',
+  'to',
+]
+function inSchemaOrder(record: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const name of FIELD_ORDER) if (record[name] !== undefined) out[name] = record[name]
+  return out
+}
 
 const markArb = fc.record({
   viewer: viewerArb,
@@ -102,8 +140,10 @@ t.test('the inbox answers what the rule says, over random data', async (t) => {
             const record = repo.create({
               code: 'c',
               type: 'ward',
-              title: `n${i}`,
-              body: 'b',
+              title: m.title,
+              body: `n${i}`,
+              ...(m.meta ? { meta: m.meta } : {}),
+              ...(m.direction ? { direction: m.direction } : {}),
               facility: m.facility,
               unboundOnly: m.unboundOnly,
               to: m.to,
@@ -148,6 +188,10 @@ t.test('the inbox answers what the rule says, over random data', async (t) => {
             const got = page.records.map((r) => ({ id: r.id, seenBy: r.seenBy }))
             const unseen = visible.filter((n) => !n.marked.has(viewer.account)).length
             if (!isDeepStrictEqual(got, expected) || page.total !== wanted.length) return false
+            // The same page as JSON text written by SQLite: byte for byte what the serializer writes.
+            const text = repo.listJson(viewer, query)
+            if (!text || text.total !== page.total) return false
+            if (text.json !== JSON.stringify(page.records.map(inSchemaOrder))) return false
             if (repo.unseenCount(viewer, {}) !== unseen) return false
             checked++
           }
