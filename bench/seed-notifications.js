@@ -8,7 +8,11 @@ import { newId } from '../dist/db/ids.js'
 export const NOTIFICATION_FACILITIES = 50
 // The same names as seed.js gives the wards with tokens (ward-0 ... ward-9).
 const facilityName = (f) => `ward-${f}`
-/** Ids per ward (of the ten with tokens) for the mark-seen scenario. */
+/**
+ * Ids per ward (of the ten with tokens) for the mark-seen scenario: its newest broadcasts (its own
+ * and every facility's), as many at 20 000 notifications as at a million, so both runs mark about
+ * as many for the first time before the rotation starts again.
+ */
 const MARK_SAMPLE = 2000
 
 /** A spread of 0..2^32 from i, so kind, facility and seen state do not move in step. */
@@ -52,6 +56,8 @@ export function seedNotificationRows(db, count, now, wards) {
       for (const account of to ?? []) recipient.run(account, id, createdAt, facility)
       if (reader) seen.run(id, reader, createdAt, facilityName(f))
       if (kind >= 1 && kind <= 5 && f < wards) toMark[f].push(id)
+      if (kind === 0) for (const ids of toMark) ids.push(id)
+      if (i % 10_000 === 0) for (const [w, ids] of toMark.entries()) toMark[w] = ids.slice(-MARK_SAMPLE)
     }
   })()
   // The newest ones of each ward: what a nurse marks.

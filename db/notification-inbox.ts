@@ -94,10 +94,11 @@ const str = (column: string) => `json_quote(n.${column})`
  * only the readers it may learn of (docs/notifications.md): each a primary key search.
  */
 function recordJson(bound: boolean, admin: boolean): string {
+  // (A notification nobody has read needs no search.)
   const seenBy = bound
-    ? `(SELECT json_group_array(j.value) FROM json_each(n.seen_by) j WHERE EXISTS (
-         SELECT 1 FROM notification_seen s WHERE s.notification_id = n.id AND s.account = j.value
-         AND (s.facility = @viewerFacility OR s.account = @viewerAccount)))`
+    ? `iif(n.seen_by = '[]', '[]', (SELECT json_group_array(j.value) FROM json_each(n.seen_by) j
+         WHERE EXISTS (SELECT 1 FROM notification_seen s WHERE s.notification_id = n.id AND s.account = j.value
+           AND (s.facility = @viewerFacility OR s.account = @viewerAccount))))`
     : 'json(n.seen_by)'
   const optional = (name: string, value: string, column: string) =>
     `iif(n.${column} IS NULL, '', ',"${name}":' || ${value})`
