@@ -1,7 +1,7 @@
 // The benchmark scenarios. Each one makes the next request (method, path, headers, body); the
 // runner feeds them to autocannon. Requests rotate over ids and facilities so no cache of any
 // kind (SQLite's page cache included) sees the same row twice in a row.
-import { BEDS_PER_FACILITY, FACILITIES } from './seed.js'
+import { BEDS_PER_FACILITY, FACILITIES, READERS_PER_FACILITY } from './seed.js'
 
 const json = { 'content-type': 'application/json' }
 const auth = (token) => ({ authorization: `Bearer ${token}` })
@@ -205,15 +205,16 @@ export function scenarios(ctx) {
       title: 'mark a notification seen (durable)',
       needs: () => (ctx.toMark?.some((ids) => ids.length > 0) ? null : 'no notifications were seeded'),
       make() {
-        // Each ward's nurse marks its ward's newest notifications, one after the other; once all
-        // are marked the rotation starts again and a mark changes nothing (still a write turn).
+        // Readers of each ward mark its newest notifications: every request is a first mark (a
+        // real write with its feed event), as many readers as wards times READERS_PER_FACILITY.
         let i = 0
         return () => {
           const n = i++
           const f = n % FACILITIES
+          const reader = Math.floor(n / FACILITIES) % READERS_PER_FACILITY
           const ids = ctx.toMark[f]
-          const id = ids[Math.floor(n / FACILITIES) % ids.length]
-          return { method: 'POST', path: `/notifications/${id}/seen`, headers: auth(facilityToken(f)) }
+          const id = ids[Math.floor(n / (FACILITIES * READERS_PER_FACILITY)) % ids.length]
+          return { method: 'POST', path: `/notifications/${id}/seen`, headers: auth(tokens.readers[f][reader]) }
         }
       },
     },

@@ -8,11 +8,7 @@ import { newId } from '../dist/db/ids.js'
 export const NOTIFICATION_FACILITIES = 50
 // The same names as seed.js gives the wards with tokens (ward-0 ... ward-9).
 const facilityName = (f) => `ward-${f}`
-/**
- * Ids per ward (of the ten with tokens) for the mark-seen scenario: its newest broadcasts (its own
- * and every facility's), as many at 20 000 notifications as at a million, so both runs mark about
- * as many for the first time before the rotation starts again.
- */
+/** Ids per ward (of the ten with tokens) for the mark-seen scenario: its newest broadcasts (its own and every facility's). */
 const MARK_SAMPLE = 2000
 
 /** A spread of 0..2^32 from i, so kind, facility and seen state do not move in step. */

@@ -12,6 +12,7 @@ import { seedNotificationRows } from './seed-notifications.js'
 
 export const FACILITIES = 10
 export const BEDS_PER_FACILITY = 200
+export const READERS_PER_FACILITY = 100
 const DAY = 86_400_000
 
 export const facilityName = (f) => `ward-${f}`
@@ -108,6 +109,11 @@ export async function seedDatabase(path, { occupants, notifications, patchPool =
       admin: make('bench-admin', 'admin'),
       write: make('bench-writer', 'write'),
       facility: Array.from({ length: FACILITIES }, (_, f) => make(`nurse-${f}`, 'write', facilityName(f))),
+      // Readers of each ward for the mark-seen scenario: with 2 000 notifications each, 200 000
+      // pairs per ward, so every mark of a run is a first one (a real write), at any size.
+      readers: Array.from({ length: FACILITIES }, (_, f) =>
+        Array.from({ length: READERS_PER_FACILITY }, (_, k) => make(`reader-${f}-${k}`, 'read', facilityName(f))),
+      ),
     }
     const started = performance.now()
     const { sample, active } = seedOccupants(db, occupants, now)
