@@ -124,14 +124,13 @@ export function inboxAnswers(query: ListQuery): boolean {
 }
 
 export function createInbox(db: Database) {
-  const counts = {
-    bound: db.prepare(BOUND_COUNTS).raw(),
-    unbound: db.prepare(UNBOUND_COUNTS).raw(),
-  }
+  // Prepared on first use, like the pages.
+  let counts: { bound: Statement; unbound: Statement } | undefined
   const pages = new Map<string, Statement>()
 
   /** Per branch of the viewer, how many of its notifications match `seen`. */
   function branchCounts(viewer: InboxViewer, seen: SeenFilter): number[] {
+    counts ??= { bound: db.prepare(BOUND_COUNTS).raw(), unbound: db.prepare(UNBOUND_COUNTS).raw() }
     const row =
       viewer.facility === null
         ? (counts.unbound.get({ account: viewer.account }) as number[])
