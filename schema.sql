@@ -299,3 +299,123 @@ CREATE TABLE kept_beds (
   created_at INTEGER NOT NULL,
   PRIMARY KEY (facility, bed)
 ) STRICT, WITHOUT ROWID;
+-- migration 11: inboxes and counters, so a page and a count of one's notifications cost the same at any size
+-- A viewer's notifications are the union of a few disjoint audiences (docs/notifications.md): its
+-- facility's broadcasts, every facility's, and those addressed to its account there (a viewer
+-- without a facility: every broadcast, and every one addressed to it). Each audience is one range
+-- of an index in created_at order, so a page walks only its first rows:
+-- - broadcasts: notifications_audience (migration 6) per facility, and notifications_broadcast_created
+--   for all of them at once;
+-- - addressed: each addressee row carries its notification's created_at, facility and unbound_only
+--   (they never change: a trigger below refuses it), indexed by account and audience, and by
+--   account alone.
+-- The totals are counters kept by triggers in the same transaction as the row they count: one per
+-- audience (broadcast, account, scope), and per account the marks it made in each audience, so
+-- "how many can I see" and "how many have I not seen" are a handful of primary key lookups.
+-- scope is json_array(unbound_only, facility): '[0,"A"]', '[0,null]' (every facility) or
+-- '[1,null]' (only callers without a facility), one unambiguous text for a nullable pair.
+ALTER TABLE notification_recipients ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE notification_recipients ADD COLUMN facility TEXT;
+ALTER TABLE notification_recipients ADD COLUMN unbound_only INTEGER NOT NULL DEFAULT 0;
+UPDATE notification_recipients
+SET created_at = n.created_at, facility = n.facility, unbound_only = n.unbound_only
+FROM notifications n WHERE n.id = notification_recipients.notification_id;
+CREATE INDEX notification_recipients_inbox
+  ON notification_recipients (account, unbound_only, facility, created_at, notification_id);
+CREATE INDEX notification_recipients_account_created ON notification_recipients (account, created_at, notification_id);
+CREATE INDEX notifications_broadcast_created ON notifications (broadcast, created_at, id);
+
+CREATE TABLE notification_audience_counts (
+  broadcast INTEGER NOT NULL,            -- 1: to everyone of the scope; 0: to account
+  account   TEXT NOT NULL,               -- '' for broadcasts
+  scope     TEXT NOT NULL,               -- json_array(unbound_only, facility)
+  total     INTEGER NOT NULL,
+  PRIMARY KEY (broadcast, account, scope)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE notification_seen_counts (
+  account   TEXT NOT NULL,               -- who marked
+  broadcast INTEGER NOT NULL,            -- 0: marks on notifications addressed to this account
+  scope     TEXT NOT NULL,
+  seen      INTEGER NOT NULL,
+  PRIMARY KEY (account, broadcast, scope)
+) STRICT, WITHOUT ROWID;
+INSERT INTO notification_audience_counts (broadcast, account, scope, total)
+SELECT 1, '', json_array(unbound_only, facility), count(*) FROM notifications WHERE broadcast = 1
+GROUP BY unbound_only, facility;
+INSERT INTO notification_audience_counts (broadcast, account, scope, total)
+SELECT 0, account, json_array(unbound_only, facility), count(*) FROM notification_recipients
+GROUP BY account, unbound_only, facility;
+-- A mark counts in an audience its account belongs to: any broadcast, or one addressed to it.
+INSERT INTO notification_seen_counts (account, broadcast, scope, seen)
+SELECT s.account, n.broadcast, json_array(n.unbound_only, n.facility), count(*)
+FROM notification_seen s JOIN notifications n ON n.id = s.notification_id
+WHERE n.broadcast = 1 OR EXISTS (
+  SELECT 1 FROM notification_recipients r WHERE r.account = s.account AND r.notification_id = s.notification_id)
+GROUP BY s.account, n.broadcast, n.unbound_only, n.facility;
+
+CREATE TRIGGER notifications_counted AFTER INSERT ON notifications WHEN NEW.broadcast = 1
+BEGIN
+  INSERT INTO notification_audience_counts (broadcast, account, scope, total)
+  VALUES (1, '', json_array(NEW.unbound_only, NEW.facility), 1)
+  ON CONFLICT DO UPDATE SET total = total + 1;
+END;
+-- Deleting a notification (nothing does today) takes its marks and addressees first, while the
+-- row is still there for their triggers to find its audience.
+CREATE TRIGGER notifications_uncounted_children BEFORE DELETE ON notifications
+BEGIN
+  DELETE FROM notification_seen WHERE notification_id = OLD.id;
+  DELETE FROM notification_recipients WHERE notification_id = OLD.id;
+END;
+CREATE TRIGGER notifications_uncounted AFTER DELETE ON notifications WHEN OLD.broadcast = 1
+BEGIN
+  UPDATE notification_audience_counts SET total = total - 1
+  WHERE broadcast = 1 AND account = '' AND scope = json_array(OLD.unbound_only, OLD.facility);
+END;
+-- AFTER, so the table's own CHECK constraints speak first.
+CREATE TRIGGER notifications_audience_fixed
+AFTER UPDATE OF created_at, facility, broadcast, unbound_only ON notifications
+WHEN NEW.created_at IS NOT OLD.created_at OR NEW.facility IS NOT OLD.facility
+  OR NEW.broadcast IS NOT OLD.broadcast OR NEW.unbound_only IS NOT OLD.unbound_only
+BEGIN SELECT RAISE(ABORT, 'the time and audience of a notification never change'); END;
+
+CREATE TRIGGER notification_recipients_counted AFTER INSERT ON notification_recipients
+BEGIN
+  INSERT INTO notification_audience_counts (broadcast, account, scope, total)
+  VALUES (0, NEW.account, json_array(NEW.unbound_only, NEW.facility), 1)
+  ON CONFLICT DO UPDATE SET total = total + 1;
+  INSERT INTO notification_seen_counts (account, broadcast, scope, seen)
+  SELECT NEW.account, 0, json_array(NEW.unbound_only, NEW.facility), 1
+  WHERE EXISTS (SELECT 1 FROM notification_seen s WHERE s.notification_id = NEW.notification_id AND s.account = NEW.account)
+  ON CONFLICT DO UPDATE SET seen = seen + 1;
+END;
+CREATE TRIGGER notification_recipients_uncounted AFTER DELETE ON notification_recipients
+BEGIN
+  UPDATE notification_audience_counts SET total = total - 1
+  WHERE broadcast = 0 AND account = OLD.account AND scope = json_array(OLD.unbound_only, OLD.facility);
+  UPDATE notification_seen_counts SET seen = seen - 1
+  WHERE account = OLD.account AND broadcast = 0 AND scope = json_array(OLD.unbound_only, OLD.facility)
+    AND EXISTS (SELECT 1 FROM notification_seen s WHERE s.notification_id = OLD.notification_id AND s.account = OLD.account);
+END;
+
+CREATE TRIGGER notification_seen_counted AFTER INSERT ON notification_seen
+BEGIN
+  INSERT INTO notification_seen_counts (account, broadcast, scope, seen)
+  SELECT NEW.account, n.broadcast, json_array(n.unbound_only, n.facility), 1 FROM notifications n
+  WHERE n.id = NEW.notification_id AND (n.broadcast = 1 OR EXISTS (
+    SELECT 1 FROM notification_recipients r WHERE r.account = NEW.account AND r.notification_id = NEW.notification_id))
+  ON CONFLICT DO UPDATE SET seen = seen + 1;
+END;
+CREATE TRIGGER notification_seen_uncounted AFTER DELETE ON notification_seen
+BEGIN
+  UPDATE notification_seen_counts SET seen = seen - 1
+  WHERE account = OLD.account AND (broadcast, scope) = (
+    SELECT n.broadcast, json_array(n.unbound_only, n.facility) FROM notifications n
+    WHERE n.id = OLD.notification_id AND (n.broadcast = 1 OR EXISTS (
+      SELECT 1 FROM notification_recipients r WHERE r.account = OLD.account AND r.notification_id = OLD.notification_id)));
+END;
+-- A fresh database has no statistics: tell the planner an account's addressees are few among many.
+INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
+  ('notification_recipients', 'notification_recipients_inbox', '1000000 500 500 500 1 1'),
+  ('notification_recipients', 'notification_recipients_account_created', '1000000 500 1 1'),
+  ('notifications', 'notifications_broadcast_created', '1000000 500000 1 1');
+ANALYZE sqlite_schema;

@@ -20,11 +20,13 @@ const HELP = `npm run bench -- [options]
   --warmup S           warm-up seconds before each scenario (default 3)
   --connections N      concurrent connections (default 50)
   --only a,b           run only these scenarios (get, list, list-bed, create, patch, ft-create, ft-get,
-                       notifications, render, fanout)
+                       notifications, notif-unseen, notif-count, notif-seen, render, fanout)
   --fanout-streams N   open event streams in the live feed's fan-out (default 1000)
   --fanout-rates a,b   changes per second to measure the fan-out at (default 10,20,40,50)
   --fanout-seconds S   seconds per fan-out rate (default 10)
   --compare N          afterwards, seed N occupants (e.g. 1000000) on a second server and compare the lists
+  --compare-notifications N   notifications on that second server (default 1000000), to compare the
+                       notification scenarios with the main run's
   --log-level L        the service's LOG_LEVEL (default warn)
   --profile DIR        run the service with --cpu-prof, profiles written to DIR
   --verbose            show the service's own output
@@ -41,6 +43,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '50' },
     only: { type: 'string' },
     compare: { type: 'string' },
+    'compare-notifications': { type: 'string', default: '1000000' },
     'fanout-streams': { type: 'string', default: '1000' },
     'fanout-rates': { type: 'string', default: '10,20,40,50' },
     'fanout-seconds': { type: 'string', default: '10' },
@@ -67,6 +70,7 @@ const options = {
   logLevel: args['log-level'],
   only: args.only ? new Set(args.only.split(',')) : null,
   compare: args.compare ? Number(args.compare) : null,
+  compareNotifications: Number(args['compare-notifications']),
 }
 const loadOptions = { connections: options.connections, duration: options.duration, warmup: options.warmup }
 const log = (line) => process.stderr.write(`${line}\n`)
@@ -85,11 +89,13 @@ async function measureBare() {
 }
 
 /** Seeds a database and starts the service on it; the caller stops it. */
-async function prepareService(occupants, name, patchPool = 0) {
+async function prepareService(occupants, name, patchPool = 0, notifications = options.notifications) {
   const database = join(workdir, `${name}.db`)
-  log(`seeding ${occupants} ward occupants (+${patchPool} to discharge), ${options.notifications} notifications`)
-  const seeded = await seedDatabase(database, { occupants, notifications: options.notifications, patchPool })
-  log(`  occupants seeded in ${seeded.occupantSeconds.toFixed(1)} s`)
+  log(`seeding ${occupants} ward occupants (+${patchPool} to discharge), ${notifications} notifications`)
+  const seeded = await seedDatabase(database, { occupants, notifications, patchPool })
+  log(
+    `  occupants seeded in ${seeded.occupantSeconds.toFixed(1)} s, notifications in ${seeded.notifications.seconds.toFixed(1)} s`,
+  )
   if (seeded.notifications.skipped) log(`  notifications: ${seeded.notifications.skipped}`)
   const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []
   const service = await startService({ database, logLevel: options.logLevel, nodeArgs, echo: args.verbose })
@@ -154,7 +160,14 @@ async function main() {
   const bareBefore = await measureBare()
 
   const { service, seeded } = await prepareService(options.occupants, 'main', options.patchPool)
-  const ctx = { tokens: seeded.tokens, sample: seeded.sample, runId, patchPool: [], templates: [] }
+  const ctx = {
+    tokens: seeded.tokens,
+    sample: seeded.sample,
+    toMark: seeded.notifications.toMark,
+    runId,
+    patchPool: [],
+    templates: [],
+  }
   const results = []
   let templateNote
   try {
@@ -221,14 +234,23 @@ function seededNotes(seeded) {
   return [n.skipped ? `notifications: ${n.skipped}` : `notifications: ${n.count} seeded`]
 }
 
-/** The same list (and get) scenarios on a second server seeded with `count` occupants. */
+const SCALED = ['get', 'list', 'list-bed', 'notifications', 'notif-unseen', 'notif-count', 'notif-seen']
+
+/** The same list, get and notification scenarios on a second server seeded with `count` occupants. */
 async function compareScale(count, baseResults, ctx) {
-  const { service, seeded } = await prepareService(count, 'scale')
-  const scaleCtx = { ...ctx, tokens: seeded.tokens, sample: seeded.sample, patchPool: [], templates: [] }
+  const { service, seeded } = await prepareService(count, 'scale', 0, options.compareNotifications)
+  const scaleCtx = {
+    ...ctx,
+    tokens: seeded.tokens,
+    sample: seeded.sample,
+    toMark: seeded.notifications.toMark,
+    patchPool: [],
+    templates: [],
+  }
   const rows = []
   try {
     for (const scenario of scenarios(scaleCtx)) {
-      if (!['get', 'list', 'list-bed'].includes(scenario.key)) continue
+      if (!SCALED.includes(scenario.key)) continue
       const base = baseResults.find((r) => r.scenario.key === scenario.key)?.result
       if (!base || base.skipped) continue
       log(`scenario at ${count}: ${scenario.title}`)
@@ -237,7 +259,16 @@ async function compareScale(count, baseResults, ctx) {
   } finally {
     await service.stop()
   }
-  return { count, base: options.occupants, rows, peakRss: service.peakRss(), seedSeconds: seeded.occupantSeconds }
+  return {
+    count,
+    base: options.occupants,
+    notifications: options.compareNotifications,
+    baseNotifications: options.notifications,
+    rows,
+    peakRss: service.peakRss(),
+    seedSeconds: seeded.occupantSeconds,
+    notificationSeconds: seeded.notifications.seconds,
+  }
 }
 
 try {

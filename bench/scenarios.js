@@ -1,7 +1,7 @@
 // The benchmark scenarios. Each one makes the next request (method, path, headers, body); the
 // runner feeds them to autocannon. Requests rotate over ids and facilities so no cache of any
 // kind (SQLite's page cache included) sees the same row twice in a row.
-import { BEDS_PER_FACILITY, FACILITIES } from './seed.js'
+import { BEDS_PER_FACILITY, FACILITIES, READERS_PER_FACILITY } from './seed.js'
 
 const json = { 'content-type': 'application/json' }
 const auth = (token) => ({ authorization: `Bearer ${token}` })
@@ -165,8 +165,57 @@ export function scenarios(ctx) {
     {
       key: 'notifications',
       title: 'list notifications of one account (50)',
+      target: 0.15,
       make() {
-        return () => ({ method: 'GET', path: '/notifications?$limit=50', headers: auth(facilityToken(1)) })
+        let i = 0
+        return () => ({
+          method: 'GET',
+          path: '/notifications?$limit=50',
+          headers: auth(facilityToken(i++ % FACILITIES)),
+        })
+      },
+    },
+    {
+      key: 'notif-unseen',
+      title: 'list 50 unseen notifications, newest first',
+      make() {
+        let i = 0
+        return () => ({
+          method: 'GET',
+          path: '/notifications?$unseen=true&$sort[createdAt]=-1&$limit=50',
+          headers: auth(facilityToken(i++ % FACILITIES)),
+        })
+      },
+    },
+    {
+      key: 'notif-count',
+      title: 'unseen notification count',
+      target: 0.3,
+      make() {
+        let i = 0
+        return () => ({
+          method: 'GET',
+          path: '/notifications/unseen-count',
+          headers: auth(facilityToken(i++ % FACILITIES)),
+        })
+      },
+    },
+    {
+      key: 'notif-seen',
+      title: 'mark a notification seen (durable)',
+      needs: () => (ctx.toMark?.some((ids) => ids.length > 0) ? null : 'no notifications were seeded'),
+      make() {
+        // Readers of each ward mark its newest notifications: every request is a first mark (a
+        // real write with its feed event), as many readers as wards times READERS_PER_FACILITY.
+        let i = 0
+        return () => {
+          const n = i++
+          const f = n % FACILITIES
+          const reader = Math.floor(n / FACILITIES) % READERS_PER_FACILITY
+          const ids = ctx.toMark[f]
+          const id = ids[Math.floor(n / (FACILITIES * READERS_PER_FACILITY)) % ids.length]
+          return { method: 'POST', path: `/notifications/${id}/seen`, headers: auth(tokens.readers[f][reader]) }
+        }
       },
     },
     {

@@ -2,14 +2,17 @@
 // Going through HTTP would take minutes for a million occupants; here the rows are written with
 // the same columns the repository writes (schema.sql, migration 2), in one transaction, with the
 // journal off while seeding and WAL switched on at the end (the server expects WAL).
-// Notifications and tokens go through the compiled repositories, so their rules stay theirs.
+// Notifications are written the same way (seed-notifications.js); tokens go through the compiled
+// repository, so their rules stay theirs.
 import BetterSqlite3 from 'better-sqlite3'
 import { newId } from '../dist/db/ids.js'
 import { migrate } from '../dist/db/migrations.js'
 import { createTokenRepository } from '../dist/db/tokens.js'
+import { seedNotificationRows } from './seed-notifications.js'
 
 export const FACILITIES = 10
 export const BEDS_PER_FACILITY = 200
+export const READERS_PER_FACILITY = 100
 const DAY = 86_400_000
 
 export const facilityName = (f) => `ward-${f}`
@@ -84,32 +87,8 @@ function seedPatchPool(db, count, now) {
   return ids
 }
 
-async function seedNotifications(db, count, now) {
-  let repo
-  try {
-    const { createNotificationRepository } = await import('../dist/db/notifications.js')
-    repo = createNotificationRepository(db)
-  } catch (error) {
-    return { count: 0, skipped: `notification repository not available (${error.message})` }
-  }
-  db.transaction(() => {
-    for (let i = 0; i < count; i++) {
-      const f = i % FACILITIES
-      // Most go to everyone of a facility (ward events); every third to a few accounts.
-      const to = i % 3 === 0 ? [`nurse-${f}`, `nurse-${(f + 1) % FACILITIES}`, `account-${i % 500}`] : undefined
-      repo.create({
-        createdAt: now - (count - i) * 60_000,
-        facility: facilityName(f),
-        code: 'bed-occupied',
-        type: 'ward',
-        title: `Bed B-${i % BEDS_PER_FACILITY} occupied`,
-        body: `Encounter enc-${i} now occupies bed B-${i % BEDS_PER_FACILITY}.`,
-        meta: { bed: `B-${i % BEDS_PER_FACILITY}`, encounter: `enc-${i}` },
-        to,
-      })
-    }
-  })()
-  return { count }
+function seedNotifications(db, count, now) {
+  return seedNotificationRows(db, count, now, FACILITIES)
 }
 
 /**
@@ -130,12 +109,19 @@ export async function seedDatabase(path, { occupants, notifications, patchPool =
       admin: make('bench-admin', 'admin'),
       write: make('bench-writer', 'write'),
       facility: Array.from({ length: FACILITIES }, (_, f) => make(`nurse-${f}`, 'write', facilityName(f))),
+      // Readers of each ward for the mark-seen scenario: with 2 000 notifications each, 200 000
+      // pairs per ward, so every mark of a run is a first one (a real write), at any size.
+      readers: Array.from({ length: FACILITIES }, (_, f) =>
+        Array.from({ length: READERS_PER_FACILITY }, (_, k) => make(`reader-${f}-${k}`, 'read', facilityName(f))),
+      ),
     }
     const started = performance.now()
     const { sample, active } = seedOccupants(db, occupants, now)
     const pool = seedPatchPool(db, patchPool, now)
     const occupantSeconds = (performance.now() - started) / 1000
-    const notified = await seedNotifications(db, notifications, now)
+    const notifyStarted = performance.now()
+    const notified = seedNotifications(db, notifications, now)
+    notified.seconds = (performance.now() - notifyStarted) / 1000
     // No ANALYZE: a database grown through the service has none either, so the planner sees what it sees in production.
     db.pragma('journal_mode = WAL')
     return { tokens: seededTokens, sample, active, pool, occupantSeconds, notifications: notified }

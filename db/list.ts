@@ -112,7 +112,7 @@ export function createLister<Row, Rec extends { id: string }>(
   }
 }
 
-function pick<T extends { id: string }>(record: T, names: string[]): Partial<T> & { id: string } {
+export function pick<T extends { id: string }>(record: T, names: string[]): Partial<T> & { id: string } {
   const out = { id: record.id } as Partial<T> & { id: string }
   for (const name of names) {
     if (Object.hasOwn(record, name)) out[name as keyof T] = record[name as keyof T]

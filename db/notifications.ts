@@ -3,7 +3,7 @@ import { DIRECTIONS, type Direction, type Notification } from '../routes/notific
 import { NotFoundError } from './errors.js'
 import { createFeedLog } from './feed.js'
 import { newId } from './ids.js'
-import { createLister } from './list.js'
+import { createLister, type JsonPage, type Page, pick } from './list.js'
 import {
   audienceCondition,
   fieldsFor,
@@ -14,7 +14,8 @@ import {
   seenCondition,
   type Viewer,
 } from './notification-audience.js'
-import { parseListQuery } from './query.js'
+import { createInbox, inboxAnswers, type SeenFilter } from './notification-inbox.js'
+import { type ListQuery, parseListQuery } from './query.js'
 import { writeQueue } from './write-queue.js'
 
 export { NOTIFICATION_FIELDS, type Viewer } from './notification-audience.js'
@@ -77,7 +78,11 @@ export function createNotificationRepository(db: Database) {
     `INSERT INTO notifications (id, created_at, facility, code, type, title, body, meta, direction, broadcast, recipients, unbound_only)
      VALUES (:id, :createdAt, :facility, :code, :type, :title, :body, :meta, :direction, :broadcast, :recipients, :unboundOnly)`,
   )
-  const insertRecipient = db.prepare('INSERT INTO notification_recipients (account, notification_id) VALUES (?, ?)')
+  // The addressee row carries the notification's time and audience: its inbox index (migration 9).
+  const insertRecipient = db.prepare(
+    `INSERT INTO notification_recipients (account, notification_id, created_at, facility, unbound_only)
+     VALUES (:account, :id, :createdAt, :facility, :unboundOnly)`,
+  )
   const byId = db.prepare<[string], Row>('SELECT * FROM notifications WHERE id = ?')
   const isRecipient = db.prepare<[string, string], { one: number }>(
     'SELECT 1 AS one FROM notification_recipients WHERE account = ? AND notification_id = ?',
@@ -97,6 +102,8 @@ export function createNotificationRepository(db: Database) {
   )
   const list = createLister<Row, Notification>(db, 'notifications', toRecord)
   const feed = createFeedLog(db)
+  const inbox = createInbox(db)
+  const writes = writeQueue(db)
 
   /** The live feed's event for a new notification or a new mark, in the same transaction. */
   function appendToFeed(row: Row, reader?: Mark): void {
@@ -155,9 +162,11 @@ export function createNotificationRepository(db: Database) {
     const now = Date.now()
     const id = newId(now)
     const to = [...new Set(input.to ?? [])]
+    const createdAt = input.createdAt ?? now
+    const unboundOnly = input.unboundOnly ? 1 : 0
     insert.run({
       id,
-      createdAt: input.createdAt ?? now,
+      createdAt,
       facility: input.facility,
       code: input.code,
       type: input.type,
@@ -167,18 +176,16 @@ export function createNotificationRepository(db: Database) {
       direction: input.direction ?? null,
       broadcast: to.length === 0 ? 1 : 0,
       recipients: to.length === 0 ? null : JSON.stringify(to),
-      unboundOnly: input.unboundOnly ? 1 : 0,
+      unboundOnly,
     })
-    for (const account of to) insertRecipient.run(account, id)
+    for (const account of to) insertRecipient.run({ account, id, createdAt, facility: input.facility, unboundOnly })
     const row = byId.get(id) as Row
     appendToFeed(row)
     return toRecord(row)
   })
 
-  // Through the write queue (its group commit, and its waiting for another process's lock off the
-  // event loop); the savepoint keeps the mark atomic within the batch.
-  const writes = writeQueue(db)
-  const markSeen = db.transaction((viewer: Viewer, id: string): Notification => {
+  // Runs inside the write queue's transaction (group commit): no transaction of its own.
+  function markSeen(viewer: Viewer, id: string): Notification {
     visibleRow(viewer, id)
     // The reader's facility decides who else may learn of the mark (readersFor, boundFields).
     const marked = insertSeen.run(id, viewer.account, Date.now(), viewer.facility).changes === 1
@@ -187,15 +194,35 @@ export function createNotificationRepository(db: Database) {
     // Marking again changes nothing, so it is no event either.
     if (marked) appendToFeed(row, { account: viewer.account, facility: viewer.facility })
     return shown(viewer, toRecord(row))
-  })
+  }
 
   // The page and the readers shown on it are read in one read transaction, so they agree even
   // while another connection writes.
   const listPage = db.transaction((viewer: Viewer, query: Record<string, unknown>) => {
-    const { base, parsed } = listFor(viewer, query)
-    const page = list(base, parsed)
+    const page = pageOf(viewer, query)
     const readers = readersFor(viewer, page.records)
     return { ...page, records: page.records.map((r) => forViewer(viewer, r, readers)) }
+  })
+
+  /** Without filters, in time order, the inbox answers (notification-inbox.ts); else the general lister. */
+  function pageOf(viewer: Viewer, query: Record<string, unknown>): Page<Partial<Notification> & { id: string }> {
+    const { base, parsed } = listFor(viewer, query)
+    if (!inboxAnswers(parsed)) return list(base, parsed)
+    const { total, rows } = inbox.page<Row>(viewer, seenFilter(query.$unseen), parsed)
+    const page = { total, limit: parsed.limit, skip: parsed.skip }
+    if (parsed.limit === 0 || parsed.skip >= total) return { records: [], ...page }
+    return { records: selected(rows().map(toRecord), parsed), ...page }
+  }
+
+  /**
+   * Without filters, paging of whole records in time order: the page as JSON text written by SQLite
+   * (what the response schema would write), or null when the query needs the general path.
+   */
+  const jsonPage = db.transaction((viewer: Viewer, query: Record<string, unknown>): JsonPage | null => {
+    const { parsed } = listFor(viewer, query)
+    if (!inboxAnswers(parsed) || parsed.select) return null
+    const { total, json } = inbox.jsonPage(viewer, seenFilter(query.$unseen), parsed)
+    return { total, json, limit: parsed.limit, skip: parsed.skip }
   })
 
   function listFor(viewer: Viewer, query: Record<string, unknown>) {
@@ -210,13 +237,26 @@ export function createNotificationRepository(db: Database) {
     create: (input: NewNotification): Notification => create.immediate(input),
     get: (viewer: Viewer, id: string): Notification => shown(viewer, toRecord(visibleRow(viewer, id))),
     list: (viewer: Viewer, query: Record<string, unknown>) => listPage(viewer, query),
+    /** The list as JSON text when the inbox answers it (no filter, time order, whole records); else null. */
+    listJson: (viewer: Viewer, query: Record<string, unknown>): JsonPage | null => jsonPage(viewer, query),
     /** How many notifications matching the query's filters the viewer has not marked seen. */
     unseenCount(viewer: Viewer, query: Record<string, unknown>): number {
       const { base, parsed } = listFor(viewer, { ...query, $unseen: 'true', $limit: '0', $skip: '0' })
+      // Without filters the counters answer; the order does not matter for a count.
+      if (parsed.filter.sql === '1') return inbox.count(viewer, 'unseen')
       return list(base, parsed).total
     },
+    /** Through the group commit (write-queue.ts), like every other write. */
     markSeen: (viewer: Viewer, id: string): Promise<Notification> => writes.run(() => markSeen(viewer, id)),
   }
+}
+
+function seenFilter(unseen: unknown): SeenFilter {
+  return unseen === 'true' ? 'unseen' : unseen === 'false' ? 'seen' : 'all'
+}
+
+function selected(records: Notification[], query: ListQuery): (Partial<Notification> & { id: string })[] {
+  return query.select ? records.map((r) => pick(r, query.select as string[])) : records
 }
 
 export type NotificationRepository = ReturnType<typeof createNotificationRepository>

@@ -1,32 +1,77 @@
 import { createRequire } from 'node:module'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { HelmetOptions } from 'helmet'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route answers user-written HTML (a print layout): no script at all, in a sandbox. */
+    securityHeaders?: 'print'
+  }
+}
+
 /**
- * Security headers on every answer. The content security policy allows only this origin's own
- * scripts and styles (plus the inline styles and data: images the API docs page uses), so the
- * interactive docs work and nothing else may run in a browser that opens a response.
+ * Which headers an answer carries depends on what it is (docs/SECURITY.md, "Headers on answers"):
+ * - every answer, JSON and errors included, the OWASP set for REST APIs (API_HEADERS); a browser
+ *   that opens one renders nothing active from it and never frames it;
+ * - the service's own HTML pages (`/docs`, the board: any answer of type text/html) helmet's full set
+ *   (PAGE_HEADERS), with a policy that allows this origin's own scripts and styles;
+ * - print layouts (routes with `config: { securityHeaders: 'print' }`), user-written HTML, the same
+ *   set with a policy that allows no script at all and opens the page in a sandbox (PRINT_HEADERS);
+ * - Strict-Transport-Security only when the request came over TLS (itself, or behind TRUST_PROXY a
+ *   forwarded protocol of https): on plain HTTP a browser ignores it anyway.
+ * The sets are computed once at start; per answer it is a few setHeader calls.
  */
-const options: HelmetOptions = {
-  contentSecurityPolicy: {
-    directives: {
-      defaultSrc: ["'self'"],
-      scriptSrc: ["'self'"],
-      styleSrc: ["'self'", "'unsafe-inline'"],
-      imgSrc: ["'self'", 'data:'],
-      connectSrc: ["'self'"],
-      objectSrc: ["'none'"],
-      frameAncestors: ["'none'"],
-      formAction: ["'self'"],
-      baseUri: ["'self'"],
-      // helmet adds upgrade-insecure-requests by default: a browser then fetches the page's own
-      // scripts and styles over https, which a ward server reached as http://<host>:3000 does not
-      // serve, and the bed board (/board) loads without its script. Only loopback is exempt.
-      upgradeInsecureRequests: null,
-    },
+const API_HEADERS: [string, string][] = [
+  ['cache-control', 'no-store'],
+  ['x-content-type-options', 'nosniff'],
+  ['x-frame-options', 'DENY'],
+  ['content-security-policy', "frame-ancestors 'none'"],
+]
+
+const HSTS = 'strict-transport-security'
+
+const PAGE_POLICY: NonNullable<HelmetOptions['contentSecurityPolicy']> = {
+  directives: {
+    defaultSrc: ["'self'"],
+    scriptSrc: ["'self'"],
+    styleSrc: ["'self'", "'unsafe-inline'"],
+    imgSrc: ["'self'", 'data:'],
+    connectSrc: ["'self'"],
+    objectSrc: ["'none'"],
+    frameAncestors: ["'none'"],
+    formAction: ["'self'"],
+    baseUri: ["'self'"],
+    // helmet adds upgrade-insecure-requests by default: a browser then fetches the page's own
+    // scripts and styles over https, which a ward server reached as http://<host>:3000 does not
+    // serve, and the bed board (/board) loads without its script. Only loopback is exempt.
+    upgradeInsecureRequests: null,
   },
-  // The API is not meant to be embedded or opened cross-origin.
-  crossOriginResourcePolicy: { policy: 'same-origin' },
+}
+
+// A print layout is shown, never run: no script, form, plugin or frame, no fetching beyond its own
+// images; `sandbox` (no allow- tokens) also gives it an opaque origin.
+const PRINT_POLICY: NonNullable<HelmetOptions['contentSecurityPolicy']> = {
+  useDefaults: false,
+  directives: {
+    defaultSrc: ["'none'"],
+    styleSrc: ["'unsafe-inline'"],
+    imgSrc: ["'self'", 'data:'],
+    fontSrc: ['data:'],
+    formAction: ["'none'"],
+    baseUri: ["'none'"],
+    frameAncestors: ["'none'"],
+    sandbox: [],
+  },
+}
+
+function pageOptions(contentSecurityPolicy: HelmetOptions['contentSecurityPolicy']): HelmetOptions {
+  return {
+    contentSecurityPolicy,
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+    // The same as frame-ancestors 'none', for browsers that only know the older header.
+    frameguard: { action: 'deny' },
+  }
 }
 
 type Middleware = (req: unknown, res: unknown, next: (error?: unknown) => void) => void
@@ -37,13 +82,16 @@ type Middleware = (req: unknown, res: unknown, next: (error?: unknown) => void) 
  * (parsing the policy each time), a tenth of the cost of a simple read. helmet is the one
  * @fastify/helmet depends on, resolved from there.
  */
-export function securityHeaderValues(): { set: [string, string][]; remove: string[] } {
+export function securityHeaderValues(options: HelmetOptions = pageOptions(PAGE_POLICY)): {
+  set: [string, string][]
+  remove: string[]
+} {
   const require = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))
   const helmet = require('helmet') as (options: HelmetOptions) => Middleware
   const set: [string, string][] = []
   const remove: string[] = []
   const recorder = {
-    setHeader: (name: string, value: unknown) => set.push([name, String(value)]),
+    setHeader: (name: string, value: unknown) => set.push([name.toLowerCase(), String(value)]),
     removeHeader: (name: string) => remove.push(name),
   }
   helmet(options)({}, recorder, (error) => {
@@ -52,13 +100,36 @@ export function securityHeaderValues(): { set: [string, string][]; remove: strin
   return { set, remove }
 }
 
+/** helmet's set for an HTML answer, without HSTS (added per request, over TLS only). */
+function htmlHeaders(policy: HelmetOptions['contentSecurityPolicy']): [string, string][] {
+  return securityHeaderValues(pageOptions(policy)).set.filter(([name]) => name !== HSTS)
+}
+
+export const HEADER_SETS = {
+  api: API_HEADERS,
+  page: htmlHeaders(PAGE_POLICY),
+  print: htmlHeaders(PRINT_POLICY),
+  hsts: securityHeaderValues().set.find(([name]) => name === HSTS) as [string, string],
+}
+
 export default fp(
   async function securityHeaders(fastify) {
-    const { set, remove } = securityHeaderValues()
-    fastify.addHook('onRequest', function setSecurityHeaders(_request, reply, done) {
-      for (const [name, value] of set) reply.raw.setHeader(name, value)
-      for (const name of remove) reply.raw.removeHeader(name)
+    const { api, page, print, hsts } = HEADER_SETS
+    // Set before the route runs, so answers that bypass onSend (the event stream) have them too.
+    fastify.addHook('onRequest', function setApiHeaders(request, reply, done) {
+      const raw = reply.raw
+      for (const [name, value] of api) raw.setHeader(name, value)
+      if (request.protocol === 'https') raw.setHeader(hsts[0], hsts[1])
       done()
+    })
+    // An HTML answer gets the set of what it is; a route that errs answers JSON and keeps the above.
+    fastify.addHook('onSend', function setPageHeaders(request: FastifyRequest, reply: FastifyReply, payload, done) {
+      const type = reply.getHeader('content-type')
+      if (typeof type === 'string' && type.startsWith('text/html')) {
+        const set = request.routeOptions.config.securityHeaders === 'print' ? print : page
+        for (const [name, value] of set) reply.raw.setHeader(name, value)
+      }
+      done(null, payload)
     })
   },
   { name: 'security-headers', fastify: '5.x' },

@@ -72,7 +72,7 @@ const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function re
   fastify.get(
     '/form-templates/:id/render',
     {
-      config: { readAudit: 'render' },
+      config: { readAudit: 'render', securityHeaders: 'print' },
       schema: {
         tags: ['form templates'],
         summary: "render the template's print layout to HTML",
@@ -92,7 +92,7 @@ const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function re
     '/form-templates/:id/render',
     {
       // Rendering changes nothing: a retry renders again, and no page of patient data is kept for it.
-      config: { role: 'read', readAudit: 'render', idempotency: 'accept' },
+      config: { role: 'read', readAudit: 'render', idempotency: 'accept', securityHeaders: 'print' },
       schema: {
         tags: ['form templates'],
         summary: 'render the print layout with caller data (available to the layout as `data`)',

@@ -39,7 +39,9 @@ async function preparedDuring(app: TestApp, run: () => Promise<void>): Promise<s
 }
 
 function plan(app: TestApp, sql: string): string[] {
-  const params = Array.from(sql.matchAll(/\?/g), () => 'x')
+  const params: unknown[] = Array.from(sql.matchAll(/\?/g), () => 'x')
+  const named = [...new Set(Array.from(sql.matchAll(/[@:](\w+)/g), (m) => m[1] as string))]
+  if (named.length > 0) params.push(Object.fromEntries(named.map((name) => [name, 'x'])))
   const statement: Statement = app.db.prepare(`EXPLAIN QUERY PLAN ${sql}`)
   return (statement.all(...params) as { detail: string }[]).map((row) => row.detail)
 }
