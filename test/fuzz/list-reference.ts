@@ -147,7 +147,7 @@ function fieldTest(name: string, spec: Spec, raw: unknown): (row: Row) => boolea
       if (op.startsWith('$l') || op.startsWith('$g')) invalid('comparison on a list')
       const positive = (row: Row) => {
         const has = arrayOf(row, name, spec)
-        return values.some((x) => (x === null ? column(row) === null : (has ?? []).includes(x)))
+        return values.some((x) => (x === null ? column(row) === null : (has ?? []).includes(String(x))))
       }
       return op === '$ne' || op === '$nin' ? (row) => !positive(row) : positive
     }
