@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
 import { applyBedPolicy } from '../../db/bed-policy.js'
@@ -5,8 +6,10 @@ import { migrate } from '../../db/migrations.js'
 import { learnsOf, type Mark, mayRead, type NotificationSnapshot } from '../../db/notification-audience.js'
 import { createTokenRepository } from '../../db/tokens.js'
 import { assertVersion, etagFor, parseIfMatch } from '../../db/versions.js'
+import { writeQueue } from '../../db/write-queue.js'
 import { facilityForCreate } from '../../plugins/auth.js'
 import type { Notification } from '../../routes/notifications/schema.js'
+import { bearer, buildTestApp } from '../helper.js'
 
 // The rules that guard patients' data, each pinned down at its edge: written where `npm run mutate`
 // (docs/SECURITY.md, "Mutation score") showed a changed rule that no other selected test noticed.
@@ -119,4 +122,85 @@ t.test('the bed rule: the index exists only for exclusive beds, and cannot be fo
   insert.run('a5', null, 'B-2', null)
   t.throws(() => applyBedPolicy(db, 'exclusive'), /bed B-2 of facility \(none\) has more than one active occupant/)
   t.equal(index(), 0, 'nothing half-done')
+})
+
+t.test('the active-bed rule names only its own conflicts: other failures are not BED_OCCUPIED', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const post = (payload: object) =>
+    app.inject({ method: 'POST', url: '/ward-occupants', headers: bearer(tokens.write), payload })
+  // Another unique index and a trigger that fails a write: neither is a bed conflict.
+  app.db.exec('CREATE UNIQUE INDEX test_unique_encounter ON ward_occupants (encounter)')
+  app.db.exec(
+    "CREATE TRIGGER test_boom BEFORE INSERT ON ward_occupants WHEN NEW.bed = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END",
+  )
+  t.equal((await post({ encounter: 'e1', bed: 'B-1', occupiedBy: 'p' })).statusCode, 200)
+  const same = await post({ encounter: 'e1', bed: 'B-2', occupiedBy: 'p' })
+  t.equal(same.statusCode, 500, 'another unique index: an internal error, not a bed conflict')
+  t.not(same.json().code, 'BED_OCCUPIED')
+  const boom = await post({ encounter: 'e2', bed: 'boom', occupiedBy: 'p' })
+  t.equal(boom.statusCode, 500, 'a failing write is not a bed conflict')
+  const clash = await post({ encounter: 'e3', bed: 'B-1', occupiedBy: 'p' })
+  t.equal(clash.statusCode, 409)
+  t.equal(clash.json().code, 'BED_OCCUPIED', 'the real conflict still is')
+})
+
+t.test('a token without facility changes the records of every facility', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const created = await app.inject({
+    method: 'POST',
+    url: '/ward-occupants',
+    headers: bearer(tokens.writeA),
+    payload: { encounter: 'e', bed: 'B-1', occupiedBy: 'p' },
+  })
+  const { id } = created.json() as { id: string }
+  const patch = await app.inject({
+    method: 'PATCH',
+    url: `/ward-occupants/${id}`,
+    headers: bearer(tokens.write),
+    payload: { provider: 'dr-all' },
+  })
+  t.equal(patch.statusCode, 200)
+  t.equal(app.db.prepare('SELECT provider FROM ward_occupants WHERE id = ?').pluck().get(id), 'dr-all')
+  const removed = await app.inject({ method: 'DELETE', url: `/ward-occupants/${id}`, headers: bearer(tokens.write) })
+  t.equal(removed.statusCode, 200)
+  t.equal(app.db.prepare('SELECT count(*) FROM ward_occupants WHERE id = ?').pluck().get(id), 0, 'deleted')
+})
+
+t.test('HEAD is a read', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const res = await app.inject({ method: 'HEAD', url: '/ward-occupants', headers: bearer(tokens.read) })
+  t.equal(res.statusCode, 200)
+})
+
+t.test('wrong secrets for one token id are throttled per id, from any address', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { AUTH_FAILURE_LIMIT: 3 })
+  const wrong = `${tokens.readA.slice(0, -1)}${tokens.readA.endsWith('A') ? 'B' : 'A'}`
+  for (let i = 1; i <= 3; i++) {
+    const res = await app.inject({ url: '/ward-occupants', headers: bearer(wrong), remoteAddress: `10.0.0.${i}` })
+    t.equal(res.statusCode, 401, `failure ${i}`)
+  }
+  const next = await app.inject({ url: '/ward-occupants', headers: bearer(wrong), remoteAddress: '10.0.0.9' })
+  t.equal(next.statusCode, 429, 'the id has failed too often, whatever the address')
+  const valid = await app.inject({ url: '/ward-occupants', headers: bearer(tokens.readA), remoteAddress: '10.0.0.9' })
+  t.equal(valid.statusCode, 200, 'the right secret still passes')
+})
+
+t.test('a write that cannot begin (the database is locked) fails alone, and the queue goes on', async (t) => {
+  const path = join(t.testdir(), 'locked.db')
+  const db = new BetterSqlite3(path, { timeout: 0 })
+  const other = new BetterSqlite3(path, { timeout: 0 })
+  t.teardown(() => {
+    db.close()
+    other.close()
+  })
+  db.exec('PRAGMA journal_mode = WAL; CREATE TABLE x (v INTEGER)')
+  const queue = writeQueue(db)
+  other.exec('BEGIN IMMEDIATE')
+  await t.rejects(
+    queue.run(() => db.prepare('INSERT INTO x VALUES (1)').run()),
+    /locked|busy/i,
+  )
+  other.exec('ROLLBACK')
+  await queue.run(() => db.prepare('INSERT INTO x VALUES (2)').run())
+  t.same(db.prepare('SELECT v FROM x').pluck().all(), [2], 'only the later write is stored')
 })
