@@ -20,7 +20,8 @@ import {
   type TokenName,
   withKey,
 } from './fuzz-helper.js'
-import { type Expected, expectedList, parseQuery, validQueryArb } from './list-reference.js'
+import { type Expected, expectedList, parseQuery } from './list-reference.js'
+import { validQueryArb } from './valid-queries.js'
 
 // Lists, the unseen count and the audit trail with arbitrary qs-style query strings: never a
 // 5xx, errors in the contract's shape, the database untouched, and every answered list equal to
