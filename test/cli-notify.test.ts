@@ -37,6 +37,7 @@ function createDatabase(database: string): void {
 t.test('notify posts a notification and prints its id alone', async (t) => {
   const database = join(t.testdir(), 'facility.db')
   createDatabase(database)
+  const t0 = Date.now()
   const everyone = await notify(database, required)
   t.equal(everyone.code, 0, everyone.err)
   t.equal(everyone.out.length, 1)
@@ -61,7 +62,18 @@ t.test('notify posts a notification and prints its id alone', async (t) => {
   t.match(broadcast, { code: 'new-queue-item', type: 'warehouse', title: 'Stock arrived', body: 'Gloves', seenBy: [] })
   t.notOk('facility' in broadcast, 'without --facility it is for every facility')
   const record = (await get(tokens.writeA, personal.out[0] as string)).json()
-  t.ok(Number.isInteger(record.createdAt) && record.createdAt <= Date.now(), 'createdAt is now')
+  t.ok(
+    Number.isInteger(record.createdAt) && record.createdAt >= t0 && record.createdAt <= Date.now(),
+    'createdAt is now',
+  )
+  const stored = app.db
+    .prepare('SELECT created_at, recipients FROM notifications WHERE id = ?')
+    .get(personal.out[0]) as {
+    created_at: number
+    recipients: string
+  }
+  t.equal(record.createdAt, stored.created_at, 'the createdAt stored')
+  t.same(JSON.parse(stored.recipients), ['nurse-a', 'admin-a'], 'addressed as the command said')
   t.same(record, {
     id: personal.out[0],
     createdAt: record.createdAt,

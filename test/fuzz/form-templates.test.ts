@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import t from 'tap'
 import { ITEM_TYPES } from '../../routes/form-templates/schema.js'
@@ -15,9 +16,18 @@ import {
   oddStringArb,
   send,
 } from './fuzz-helper.js'
+import {
+  assertDeleted,
+  assertTemplateCreated,
+  assertTemplatePatched,
+  principalOf,
+  rowOf,
+  sentObject,
+} from './write-oracle.js'
 
 // Bodies and ids of /form-templates, items full of junk included: never a 5xx, errors in the
-// contract's shape, and nothing changes in the database when the answer is a 4xx.
+// contract's shape, nothing changes in the database when the answer is a 4xx, and a 200 stored
+// exactly what was sent (write-oracle.ts reads the row back with plain SQL).
 
 const SERVER_OWNED = ['id', 'createdBy', 'hiddenAt', 'hiddenBy']
 const CREATE_FIELDS = ['type', 'createdAt', 'facility', 'subtype', 'name', 'description', 'template']
@@ -129,9 +139,14 @@ t.test('POST /form-templates with any body', async (t) => {
   await check(
     fc.asyncProperty(
       authorizationArb(tokens),
-      anyBodyArb(mutatedBodyArb(createArb(limit), [...CREATE_FIELDS, ...CONTENT_FIELDS], SERVER_OWNED, limit), limit),
+      fc.oneof(
+        anyBodyArb(mutatedBodyArb(createArb(limit), [...CREATE_FIELDS, ...CONTENT_FIELDS], SERVER_OWNED, limit), limit),
+        // Well-formed bodies, so that many writes succeed and are read back.
+        createArb(limit).map((json) => ({ json }) as { json: unknown }),
+      ),
       async (authorization, body) => {
         const options = bodyOptions(body)
+        const t0 = Date.now()
         const res = await send(app, {
           method: 'POST',
           url: '/form-templates',
@@ -139,6 +154,8 @@ t.test('POST /form-templates with any body', async (t) => {
           headers: { ...options.headers, ...authorization },
         })
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
+        if (res.statusCode === 200)
+          assertTemplateCreated(app.db, res, sentObject(options.payload), principalOf(tokens, authorization), t0)
       },
     ),
   )
@@ -166,19 +183,30 @@ t.test('GET, PATCH and DELETE /form-templates/:id with any id, body and If-Match
       fc.constantFrom('GET', 'PATCH', 'PATCH', 'PATCH', 'DELETE'),
       authorizationArb(tokens),
       idArb(),
-      anyBodyArb(mutatedBodyArb(patchArb(limit), patchFields, SERVER_OWNED, limit), limit),
+      fc.oneof(
+        anyBodyArb(mutatedBodyArb(patchArb(limit), patchFields, SERVER_OWNED, limit), limit),
+        patchArb(limit).map((json) => ({ json }) as { json: unknown }),
+      ),
       ifMatchArb,
       async (method, authorization, id, body, ifMatch) => {
         await replenish()
         const options = method === 'GET' ? { headers: {} } : bodyOptions(body)
+        const target = id(ids())
+        const before = rowOf(app.db, 'form_templates', target)
+        const t0 = Date.now()
         const res = await send(app, {
           method: method as 'GET' | 'PATCH' | 'DELETE',
-          url: `/form-templates/${id(ids())}`,
+          url: `/form-templates/${target}`,
           ...options,
           headers: { ...options.headers, ...authorization, ...ifMatch },
         })
         const key = `${method} ${res.statusCode}`
         statuses.set(key, (statuses.get(key) ?? 0) + 1)
+        if (res.statusCode !== 200 || method === 'GET') return
+        assert.ok(before, 'a 200 for a record that did not exist')
+        const who = principalOf(tokens, authorization)
+        if (method === 'DELETE') assertDeleted(app.db, 'form_templates', before.id as string)
+        else assertTemplatePatched(app.db, before, sentObject((options as { payload?: unknown }).payload), who, t0)
       },
     ),
   )

@@ -568,5 +568,13 @@ export async function seedRecords(app: TestApp, tokens: Record<TokenName, string
       ...(facility ? { facility } : {}),
     })
   }
-  for (const input of Object.values(NOTIFICATION_SEED)) createNotificationRepository(app.db).create(input)
+  const notifications = Object.values(NOTIFICATION_SEED).map((input) =>
+    createNotificationRepository(app.db).create(input),
+  )
+  // Marks of readers in several facilities, so that who may learn of which reader matters.
+  for (const [i, { id }] of notifications.entries()) {
+    for (const name of (['readA', 'write', 'writeB', 'admin'] as const).filter((_, j) => (i + j) % 2 === 0)) {
+      await app.inject({ method: 'POST', url: `/notifications/${id}/seen`, headers: bearer(tokens[name]) })
+    }
+  }
 }

@@ -1,4 +1,6 @@
+import assert from 'node:assert/strict'
 import fc from 'fast-check'
+import qs from 'qs'
 import t from 'tap'
 import { bearer } from '../helper.js'
 import {
@@ -7,6 +9,7 @@ import {
   bodyOptions,
   buildFuzzApp,
   check,
+  hugeStringArb,
   idArb,
   junkValueArb,
   mutatedBodyArb,
@@ -66,25 +69,35 @@ t.test('/notifications/:id and /notifications/:id/seen with any id, method and b
 t.test('GET and POST /form-templates/:id/render with any id, query and body', async (t) => {
   const { app, tokens, config } = await buildFuzzApp(t, { RENDER_TIMEOUT_MS: 200 })
   await seedRecords(app, tokens)
-  const layouts = [
-    'h1= name\neach item in items || []\n  p= item.question',
-    '<h1><%= name %></h1><% (items || []).forEach(function (i) { %><p><%= i.type %></p><% }) %>',
-    'p= answers && answers.q1',
-    '- throw new Error("boom")',
-    'p= process.exit(1)',
-    '<%= require("fs").readFileSync("/etc/passwd") %>',
-    'p(',
-    '<% if (',
-    '- while (true) {}',
+  // Each layout with what pug and ejs must make of it, worked out by hand from the two languages
+  // (SOURCE: the text comes back as it is, nothing in it ran; ERROR: a 4xx, never a 200).
+  const SOURCE = Symbol('source')
+  const ERROR = Symbol('error')
+  const layouts: [string, string | symbol, string | symbol][] = [
+    ['h1= name\neach item in items || []\n  p= item.question', '<h1>layout 0</h1><p></p>', SOURCE],
+    [
+      '<h1><%= name %></h1><% (items || []).forEach(function (i) { %><p><%= i.type %></p><% }) %>',
+      SOURCE,
+      '<h1>layout 1</h1><p>date</p>',
+    ],
+    ['p= typeof answers', '<p>undefined</p>', SOURCE],
+    ['- throw new Error("boom")', ERROR, SOURCE],
+    ['p= process.exit(1)', ERROR, SOURCE],
+    ['<%= require("fs").readFileSync("/etc/passwd") %>', SOURCE, ERROR],
+    ['p(', ERROR, SOURCE],
+    ['<% if (', SOURCE, ERROR],
+    ['- while (true) {}', ERROR, SOURCE],
   ]
-  for (const [i, template] of layouts.entries()) {
+  const expected = new Map<string, { pug: string | symbol; ejs: string | symbol; source: string }>()
+  for (const [i, [template, pug, ejs]] of layouts.entries()) {
     const token = [tokens.writeA, tokens.writeB, tokens.write][i % 3] as string
-    await app.inject({
+    const res = await app.inject({
       method: 'POST',
       url: '/form-templates',
       headers: bearer(token),
       payload: { type: 'print', name: `layout ${i}`, template, items: [{ id: 'q1', type: 'date' }] },
     })
+    expected.set((res.json() as { id: string }).id, { pug, ejs, source: template })
   }
   const ids = () => app.db.prepare('SELECT id FROM form_templates ORDER BY id').pluck().all() as string[]
   const validBody = fc.record(
@@ -98,30 +111,61 @@ t.test('GET and POST /form-templates/:id/render with any id, query and body', as
   await check(
     fc.asyncProperty(
       fc.constantFrom('GET', 'POST', 'POST'),
-      authorizationArb(tokens),
-      idArb(),
-      queryStringArb(['engine', 'format', 'data', 'answers', 'name'], ids),
-      anyBodyArb(
-        mutatedBodyArb(validBody, ['engine', 'data'], ['template', 'id', 'source'], config.BODY_LIMIT),
-        64_000,
+      fc.oneof(authorizationArb(tokens), fc.constant(bearer(tokens.read))),
+      fc.oneof(
+        idArb(),
+        fc.constantFrom(...expected.keys()).map((layout) => Object.assign(() => layout, { toString: () => layout })),
+      ),
+      fc.oneof(queryStringArb(['engine', 'format', 'data', 'answers', 'name'], ids), {
+        weight: 2,
+        arbitrary: fc.constantFrom('', 'engine=pug', 'engine=ejs', 'engine=jade'),
+      }),
+      fc.oneof(
+        anyBodyArb(
+          mutatedBodyArb(validBody, ['engine', 'data'], ['template', 'id', 'source'], config.BODY_LIMIT),
+          config.BODY_LIMIT,
+        ),
+        // Well-formed requests, so that many render: data up to the body limit, just under and over it.
+        {
+          weight: 2,
+          arbitrary: fc
+            .record({
+              engine: fc.constantFrom('pug', 'ejs', 'jade'),
+              data: fc.record({ answers: fc.jsonValue({ maxDepth: 2 }), note: hugeStringArb(config.BODY_LIMIT) }),
+            })
+            .map((json) => ({ json }) as { json: unknown }),
+        },
       ),
       async (method, authorization, id, query, body) => {
         const options = method === 'GET' ? { headers: {} } : bodyOptions(body)
-        const res = await send(
-          app,
-          {
-            method: method as 'GET' | 'POST',
-            url: `/form-templates/${id(ids())}/render?${query}`,
-            ...options,
-            headers: { ...options.headers, ...authorization },
-          },
-          false,
-        )
+        const templateId = id(ids())
+        // Rendering changes nothing, whichever method: the database is compared after every answer.
+        const res = await send(app, {
+          method: method as 'GET' | 'POST',
+          url: `/form-templates/${templateId}/render?${query}`,
+          ...options,
+          headers: { ...options.headers, ...authorization },
+        })
         const key = `${method} ${res.statusCode}`
         statuses.set(key, (statuses.get(key) ?? 0) + 1)
+        if (res.statusCode !== 200) return
+        const layout = expected.get(templateId)
+        assert.ok(layout, `a 200 for ${templateId}, which is no layout`)
+        const asked =
+          method === 'GET'
+            ? qs.parse(query).engine
+            : (JSON.parse(String((options as { payload?: unknown }).payload)) as { engine?: string }).engine
+        const engine = asked === 'ejs' ? 'ejs' : 'pug'
+        const want = layout[engine] === SOURCE ? layout.source : layout[engine]
+        assert.notEqual(want, ERROR, `${engine} rendered ${JSON.stringify(layout.source)}, which must fail`)
+        assert.equal(res.body, want, `${engine} rendering of ${JSON.stringify(layout.source)}`)
+        assert.match(String(res.headers['content-type']), /^text\/html/)
       },
     ),
     Math.min(NUM_RUNS, 150),
   )
+  for (const key of ['GET 200', 'POST 200', 'POST 422', 'GET 422', 'POST 413'])
+    t.ok(statuses.get(key), `some answered ${key}`)
+  t.ok((statuses.get('GET 200') ?? 0) + (statuses.get('POST 200') ?? 0) >= 15, 'at least 15 renders compared')
   t.comment(`statuses: ${JSON.stringify(Object.fromEntries(statuses))}`)
 })

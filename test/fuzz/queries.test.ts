@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import type { Database } from 'better-sqlite3'
 import fc from 'fast-check'
 import qs from 'qs'
 import t from 'tap'
@@ -10,6 +9,7 @@ import { bearer } from '../helper.js'
 import {
   buildFuzzApp,
   check,
+  NUM_RUNS,
   oddStringArb,
   PRINCIPALS,
   queryStringArb,
@@ -20,41 +20,19 @@ import {
   type TokenName,
   withKey,
 } from './fuzz-helper.js'
+import { type Expected, expectedList, parseQuery } from './list-reference.js'
+import { validQueryArb } from './valid-queries.js'
 
 // Lists, the unseen count and the audit trail with arbitrary qs-style query strings: never a
-// 5xx, errors in the contract's shape, the database untouched, and no query ever widens what a
-// token may see (computed here from the tables, not through the service).
+// 5xx, errors in the contract's shape, the database untouched, and every answered list equal to
+// an independent reference (list-reference.ts: plain SQL rows filtered in memory) in its
+// records, their order and its total.
 
 interface Resource {
   path: string
   plural: string
   table: string
   fields: string[]
-  /** The ids a principal may see, straight from the database. */
-  visible: (db: Database, who: (typeof PRINCIPALS)[TokenName]) => Set<string>
-}
-
-function byFacility(table: string) {
-  return (db: Database, who: { facility: string | null }) =>
-    new Set(
-      (who.facility === null
-        ? db.prepare(`SELECT id FROM ${table}`).pluck().all()
-        : db.prepare(`SELECT id FROM ${table} WHERE facility = ?`).pluck().all(who.facility)) as string[],
-    )
-}
-
-function visibleNotifications(db: Database, who: { account: string; facility: string | null }): Set<string> {
-  const rows = db.prepare('SELECT id, facility, recipients FROM notifications').all() as {
-    id: string
-    facility: string | null
-    recipients: string | null
-  }[]
-  return new Set(
-    rows
-      .filter((r) => who.facility === null || r.facility === null || r.facility === who.facility)
-      .filter((r) => r.recipients === null || (JSON.parse(r.recipients) as string[]).includes(who.account))
-      .map((r) => r.id),
-  )
 }
 
 const RESOURCES: Resource[] = [
@@ -63,21 +41,18 @@ const RESOURCES: Resource[] = [
     plural: 'wardOccupants',
     table: 'ward_occupants',
     fields: Object.keys(WARD_OCCUPANT_FIELDS),
-    visible: byFacility('ward_occupants'),
   },
   {
     path: '/form-templates',
     plural: 'formTemplates',
     table: 'form_templates',
     fields: Object.keys(FORM_TEMPLATE_FIELDS),
-    visible: byFacility('form_templates'),
   },
   {
     path: '/notifications',
     plural: 'notifications',
     table: 'notifications',
     fields: [...Object.keys(NOTIFICATION_FIELDS), 'to'],
-    visible: visibleNotifications,
   },
 ]
 
@@ -89,24 +64,36 @@ for (const resource of RESOURCES) {
     await seedRecords(app, tokens)
     const ids = () => app.db.prepare(`SELECT id FROM ${resource.table} ORDER BY id`).pluck().all() as string[]
     const statuses = new Map<number, number>()
+    let nonEmpty = 0
     await check(
-      fc.asyncProperty(tokenNameArb, queryStringArb(resource.fields, ids), async (name, query) => {
-        const res = await send(app, { url: `${resource.path}?${query}`, headers: bearer(tokens[name]) })
-        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
-        if (res.statusCode !== 200) return
-        const body = res.json() as Record<string, unknown>
-        const records = body[resource.plural] as Record<string, unknown>[]
-        assert.ok(Array.isArray(records), 'the list envelope')
-        assert.ok(Number.isInteger(body.total) && Number.isInteger(body.limit) && Number.isInteger(body.skip))
-        assert.ok(records.length <= (body.limit as number), 'no more records than the limit')
-        const visible = resource.visible(app.db, PRINCIPALS[name])
-        assert.ok((body.total as number) <= visible.size, `total ${body.total} is within what ${name} may see`)
-        for (const record of records) {
-          assert.ok(visible.has(record.id as string), `${name} may see ${record.id}`)
-          if (PRINCIPALS[name].role !== 'admin') assert.ok(!('to' in record), 'addressees only for admins')
-        }
-      }),
+      fc.asyncProperty(
+        tokenNameArb,
+        fc.oneof(queryStringArb(resource.fields, ids), validQueryArb(fc, resource.table)),
+        async (name, query) => {
+          const res = await send(app, { url: `${resource.path}?${query}`, headers: bearer(tokens[name]) })
+          statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
+          if (res.statusCode !== 200) return
+          const expected = expectedList(app.db, resource.table, PRINCIPALS[name], parseQuery(query))
+          assert.notEqual(expected, 'invalid', `${name}: the reference refuses a query the service answered`)
+          const body = res.json() as Record<string, unknown>
+          const records = body[resource.plural] as Record<string, unknown>[]
+          const { ids, ...page } = expected as Expected
+          assert.deepEqual(
+            { total: body.total, limit: body.limit, skip: body.skip },
+            { total: page.total, limit: page.limit, skip: page.skip },
+            `${name}: total, limit and skip as the reference`,
+          )
+          assert.deepEqual(
+            records.map((r) => r.id),
+            ids,
+            `${name}: the same records, in the same order`,
+          )
+          assert.deepEqual(records, page.records, `${name}: each record as stored`)
+          if (ids.length > 0) nonEmpty++
+        },
+      ),
     )
+    t.ok(nonEmpty > NUM_RUNS / 8, `${nonEmpty} answers with records were compared`)
     t.ok(statuses.get(200), 'some queries were answered')
     t.ok(statuses.get(400), 'some queries were refused')
     t.comment(`statuses: ${JSON.stringify(Object.fromEntries(statuses))}`)
@@ -124,8 +111,10 @@ t.test('GET /notifications/unseen-count with any query string', async (t) => {
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
       if (res.statusCode !== 200) return
       const { count } = res.json() as { count: number }
-      assert.ok(Number.isInteger(count) && count >= 0, 'a count')
-      assert.ok(count <= visibleNotifications(app.db, PRINCIPALS[name]).size, 'within what the token may see')
+      const parsed = { ...parseQuery(query), $unseen: 'true', $limit: '0', $skip: '0' }
+      const expected = expectedList(app.db, 'notifications', PRINCIPALS[name], parsed)
+      assert.notEqual(expected, 'invalid', `${name}: the reference refuses a query the service answered`)
+      assert.equal(count, (expected as Expected).total, `${name}: the unseen count as the reference`)
     }),
   )
   t.ok(statuses.get(200), 'some counts were answered')

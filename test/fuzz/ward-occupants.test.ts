@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import t from 'tap'
 import { bearer } from '../helper.js'
@@ -13,9 +14,18 @@ import {
   oddStringArb,
   send,
 } from './fuzz-helper.js'
+import {
+  assertDeleted,
+  assertOccupantCreated,
+  assertOccupantPatched,
+  principalOf,
+  rowOf,
+  sentObject,
+} from './write-oracle.js'
 
-// Bodies and ids of /ward-occupants: never a 5xx, errors in the contract's shape, and nothing
-// changes in the database when the answer is a 4xx.
+// Bodies and ids of /ward-occupants: never a 5xx, errors in the contract's shape, nothing
+// changes in the database when the answer is a 4xx, and a 200 stored exactly what was sent
+// (write-oracle.ts reads the row back with plain SQL).
 
 const FIELDS = ['encounter', 'bed', 'occupiedBy', 'createdAt', 'occupiedAt', 'provider', 'facility', 'room']
 const SERVER_OWNED = ['id', 'createdBy', 'dischargedAt', 'dischargedBy']
@@ -50,9 +60,14 @@ t.test('POST /ward-occupants with any body', async (t) => {
   await check(
     fc.asyncProperty(
       authorizationArb(tokens),
-      anyBodyArb(mutatedBodyArb(createArb, FIELDS, SERVER_OWNED, config.BODY_LIMIT), config.BODY_LIMIT),
+      fc.oneof(
+        anyBodyArb(mutatedBodyArb(createArb, FIELDS, SERVER_OWNED, config.BODY_LIMIT), config.BODY_LIMIT),
+        // Well-formed bodies, so that many writes succeed and are read back.
+        createArb.map((json) => ({ json }) as { json: unknown }),
+      ),
       async (authorization, body) => {
         const options = bodyOptions(body)
+        const t0 = Date.now()
         const res = await send(app, {
           method: 'POST',
           url: '/ward-occupants',
@@ -60,6 +75,8 @@ t.test('POST /ward-occupants with any body', async (t) => {
           headers: { ...options.headers, ...authorization },
         })
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
+        if (res.statusCode === 200)
+          assertOccupantCreated(app.db, res, sentObject(options.payload), principalOf(tokens, authorization), t0)
       },
     ),
   )
@@ -85,19 +102,33 @@ t.test('GET, PATCH and DELETE /ward-occupants/:id with any id, body and If-Match
       fc.constantFrom('GET', 'PATCH', 'PATCH', 'DELETE'),
       authorizationArb(tokens),
       idArb(),
-      anyBodyArb(mutatedBodyArb(patchArb, ['provider', 'discharge'], [...SERVER_OWNED, ...FIELDS], 20_000), 20_000),
+      fc.oneof(
+        anyBodyArb(
+          mutatedBodyArb(patchArb, ['provider', 'discharge'], [...SERVER_OWNED, ...FIELDS], config.BODY_LIMIT),
+          config.BODY_LIMIT,
+        ),
+        patchArb.map((json) => ({ json }) as { json: unknown }),
+      ),
       ifMatchArb,
       async (method, authorization, id, body, ifMatch) => {
         await replenish()
         const options = method === 'GET' ? { headers: {} } : bodyOptions(body)
+        const target = id(ids())
+        const before = rowOf(app.db, 'ward_occupants', target)
+        const t0 = Date.now()
         const res = await send(app, {
           method: method as 'GET' | 'PATCH' | 'DELETE',
-          url: `/ward-occupants/${id(ids())}`,
+          url: `/ward-occupants/${target}`,
           ...options,
           headers: { ...options.headers, ...authorization, ...ifMatch },
         })
         const key = `${method} ${res.statusCode}`
         statuses.set(key, (statuses.get(key) ?? 0) + 1)
+        if (res.statusCode !== 200 || method === 'GET') return
+        assert.ok(before, 'a 200 for a record that did not exist')
+        const who = principalOf(tokens, authorization)
+        if (method === 'DELETE') assertDeleted(app.db, 'ward_occupants', before.id as string)
+        else assertOccupantPatched(app.db, before, sentObject((options as { payload?: unknown }).payload), who, t0)
       },
     ),
   )

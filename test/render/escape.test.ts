@@ -1,9 +1,10 @@
+import { execSync } from 'node:child_process'
 import { existsSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { RenderEngine } from '../../plugins/render/sandbox.js'
 import { job, rejection, testRenderer } from './helpers.js'
 
@@ -56,6 +57,13 @@ function attempts(url: string): Array<[RenderEngine, string, string]> {
   ]
 }
 
+/** What a successful escape would show: the host's own answer to `id`, the server's reply, the marker's text. */
+const hostId = execSync('id').toString().trim()
+function assertNoTrace(t: Test, html: string, what: string) {
+  t.notOk(html.includes(hostId), `${what}: the output holds no result of execSync('id')`)
+  t.notMatch(html, /uid=\d+|reached|escaped|root:/, `${what}: no trace of the host in the output`)
+}
+
 t.test('escape attempts fail inside the sandbox and leave no trace on the host', async (t) => {
   rmSync(marker, { force: true })
   let calls = 0
@@ -68,17 +76,89 @@ t.test('escape attempts fail inside the sandbox and leave no trace on the host',
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
 
   const renderer = testRenderer(t)
+  let rendered = 0
   for (const [engine, label, source] of attempts(url)) {
     const attempt = renderer.render(job(engine, source, { patient: { name: 'Ann' } }))
-    const outcome = await attempt.then(
-      () => 'rendered',
-      () => 'rejected',
+    const html = await attempt.then(
+      (html) => html,
+      () => null,
     )
-    if (outcome === 'rejected') await rejection(t, attempt, 'RENDER_FAILED')
-    else t.pass(`${engine} ${label}: rendered without reaching anything`)
+    if (html === null) await rejection(t, attempt, 'RENDER_FAILED')
+    else {
+      rendered++
+      assertNoTrace(t, html, `${engine} ${label}`)
+    }
   }
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.comment(`${rendered} attempts rendered, the others failed`)
+  await new Promise((resolve) => setTimeout(resolve, 200))
   t.notOk(existsSync(marker), 'no file was written')
+  t.equal(calls, 0, 'no request reached the host')
+})
+
+t.test('escape attempts that catch their own failure render, and show they got nothing', async (t) => {
+  rmSync(marker, { force: true })
+  let calls = 0
+  const server = createServer((_, res) => {
+    calls++
+    res.end('reached')
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  // A callback that tries every way out; if a timer or a promise ever ran it, the host would see it.
+  const reach = `function () { try { fetch(${JSON.stringify(url)}) } catch (e) {} try { process.mainModule.require('fs').${write} } catch (e) {} }`
+  const expressions: Array<[string, string]> = [
+    ['child_process', "process.mainModule.require('child_process').execSync('id')"],
+    [
+      'constructor chain',
+      "this.constructor.constructor('return process')().mainModule.require('child_process').execSync('id')",
+    ],
+    [
+      'data constructor',
+      "patient.constructor.constructor('return process')().mainModule.require('child_process').execSync('id')",
+    ],
+    ['Function', "Function('return this')().process.mainModule.require('child_process').execSync('id')"],
+    ['require', "require('child_process').execSync('id')"],
+    ['fetch', `fetch(${JSON.stringify(url)})`],
+    ['setTimeout', `setTimeout(${reach}, 0)`],
+    ['setInterval', `setInterval(${reach}, 1)`],
+    ['setImmediate', `setImmediate(${reach})`],
+    ['queueMicrotask', `queueMicrotask(${reach})`],
+    ['promise job', `Promise.resolve().then(${reach}) && 'no job ran'`],
+    ['dynamic import', `import('child_process').then(function (cp) { cp.execSync('touch ${marker}') })`],
+  ]
+  const renderer = testRenderer(t)
+  let rendered = 0
+  for (const [label, expression] of expressions) {
+    const pug = `- var out\n- try { out = String(${expression}) } catch (e) { out = 'blocked' }\np= out`
+    const ejs = `<% var out; try { out = String(${expression}) } catch (e) { out = 'blocked' } %><%= out %>`
+    for (const [engine, source] of [
+      ['pug', pug],
+      ['ejs', ejs],
+    ] as const) {
+      const attempt = renderer.render(job(engine, source, { patient: { name: 'Ann' } }))
+      const html = await attempt.then(
+        (html) => html,
+        () => null,
+      )
+      // import() cannot even be caught in some engines: the render fails as a whole, which is fine too.
+      if (html === null) {
+        await rejection(t, attempt, 'RENDER_FAILED')
+        continue
+      }
+      rendered++
+      assertNoTrace(t, html, `${engine} ${label}`)
+      // The only answers a sandbox without host powers can give: a failure, or a promise that never settles here.
+      t.match(
+        html,
+        /^(<p>)?(blocked|\[object Promise\]|no job ran)(<\/p>)?$/,
+        `${engine} ${label}: got nothing (${html})`,
+      )
+    }
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.ok(rendered >= expressions.length * 2 - 2, `${rendered} of the caught attempts rendered and were checked`)
+  t.notOk(existsSync(marker), 'no file was written, by no timer, promise job or import')
   t.equal(calls, 0, 'no request reached the host')
 })
 

@@ -1,9 +1,6 @@
-import qs from 'qs'
 import t from 'tap'
-import { FORM_TEMPLATE_FIELDS } from '../../db/form-template-content.js'
-import { facilityCondition, type Scope } from '../../db/list.js'
-import { parseListQuery } from '../../db/query.js'
-import { buildTestApp, type TestApp } from '../helper.js'
+import { planOf, statementsRunDuring } from '../db/captured-statements.js'
+import { bearer, buildTestApp, type TestApp } from '../helper.js'
 import { client } from './form-templates-helper.js'
 
 async function seed(app: TestApp, token: string) {
@@ -108,19 +105,15 @@ t.test('bad filters are 400, never ignored', async (t) => {
   t.equal((await c.list('$limit=5000')).json().limit, 1000, 'an over-large $limit is clamped')
 })
 
-/** The query plan of the SQL the list engine builds for this scope and query (as db/list.ts does). */
-function planOf(app: TestApp, scope: Scope, query: string): string[] {
-  const parsed = parseListQuery(qs.parse(query) as Record<string, unknown>, FORM_TEMPLATE_FIELDS)
-  const base = facilityCondition(scope)
-  const where = `(${base.sql}) AND (${parsed.filter.sql})`
-  const params = [...base.params, ...parsed.filter.params]
-  const statements = [
-    `SELECT count(*) AS n FROM form_templates r WHERE ${where}`,
-    `SELECT r.* FROM form_templates r WHERE ${where} ORDER BY ${parsed.orderBy} LIMIT 100 OFFSET 0`,
-  ]
-  return statements.flatMap((sql) =>
-    (app.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail),
-  )
+/** The query plans of the statements the list ran for this caller and query, with the values it bound. */
+async function plansOfList(app: TestApp, token: string, query: string): Promise<string[]> {
+  const ran = await statementsRunDuring(app.db, async () => {
+    const res = await app.inject({ url: `/form-templates?${query}`, headers: bearer(token) })
+    if (res.statusCode !== 200) throw new Error(`${query}: ${res.body}`)
+  })
+  const lists = ran.filter(({ sql }) => /FROM form_templates r/.test(sql))
+  if (lists.length < 2) throw new Error(`${query}: the count and the page were not captured`)
+  return lists.flatMap((statement) => planOf(app.db, statement))
 }
 
 t.test('listing by tag starts from the tag index, never scans the templates', async (t) => {
@@ -129,10 +122,13 @@ t.test('listing by tag starts from the tag index, never scans the templates', as
   for (let i = 0; i < 300; i++) {
     await c.post({ type: i % 2 ? 'intake' : 'risk', facility: i % 3 ? 'A' : 'B', tags: [`tag-${i % 50}`, 'common'] })
   }
-  for (const scope of [{ facility: null }, { facility: 'A' }]) {
+  for (const [facility, token] of [
+    [null, tokens.write],
+    ['A', tokens.writeA],
+  ] as const) {
     for (const query of ['tags=tag-7', 'tags[$in][]=tag-1&tags[$in][]=tag-2', 'tags=tag-7&type=intake&hiddenAt=null']) {
-      const plan = planOf(app, scope, query)
-      const label = `${query} (facility ${scope.facility})`
+      const plan = await plansOfList(app, token, query)
+      const label = `${query} (facility ${facility})`
       t.ok(
         plan.some((line) => /^SEARCH form_template_tags USING (PRIMARY KEY|COVERING INDEX \S+) \(tag=\?\)/.test(line)),
         `${label}: uses the tag index`,

@@ -1,6 +1,6 @@
-import type { Statement } from 'better-sqlite3'
 import t, { type Test } from 'tap'
 import { createNotificationRepository } from '../../db/notifications.js'
+import { planOf, statementsRunDuring } from '../db/captured-statements.js'
 import { bearer, buildTestApp, type TestApp, type TestTokens } from '../helper.js'
 
 /**
@@ -22,30 +22,6 @@ function fill(app: TestApp, count: number) {
   for (const [i, { id }] of ids.entries()) seen.run(id, i % 2 ? 'nurse-a' : `account-${i % 500}`)
 }
 
-/** Records the SQL text of every statement prepared while `run` goes on: what the repository really runs. */
-async function preparedDuring(app: TestApp, run: () => Promise<void>): Promise<string[]> {
-  const texts: string[] = []
-  const prepare = app.db.prepare.bind(app.db)
-  app.db.prepare = ((sql: string) => {
-    texts.push(sql)
-    return prepare(sql)
-  }) as unknown as typeof app.db.prepare
-  try {
-    await run()
-  } finally {
-    app.db.prepare = prepare as typeof app.db.prepare
-  }
-  return texts
-}
-
-function plan(app: TestApp, sql: string): string[] {
-  const params: unknown[] = Array.from(sql.matchAll(/\?/g), () => 'x')
-  const named = [...new Set(Array.from(sql.matchAll(/[@:](\w+)/g), (m) => m[1] as string))]
-  if (named.length > 0) params.push(Object.fromEntries(named.map((name) => [name, 'x'])))
-  const statement: Statement = app.db.prepare(`EXPLAIN QUERY PLAN ${sql}`)
-  return (statement.all(...params) as { detail: string }[]).map((row) => row.detail)
-}
-
 const QUERIES = [
   '',
   '$unseen=true',
@@ -65,7 +41,7 @@ async function plansOf(t: Test, token: keyof TestTokens, analyzed: boolean) {
   const { app, tokens } = await buildTestApp(t)
   fill(app, 4000)
   if (analyzed) app.db.exec('ANALYZE')
-  const texts = await preparedDuring(app, async () => {
+  const ran = await statementsRunDuring(app.db, async () => {
     for (const query of QUERIES) {
       for (const url of [`/notifications?${query}`, `/notifications/unseen-count?${query}`]) {
         const res = await app.inject({ url, headers: bearer(tokens[token]) })
@@ -73,9 +49,10 @@ async function plansOf(t: Test, token: keyof TestTokens, analyzed: boolean) {
       }
     }
   })
-  const statements = texts.filter((sql) => /FROM notifications r/.test(sql))
-  t.ok(statements.length >= QUERIES.length, 'the list statements were captured')
-  return statements.map((sql) => ({ sql, details: plan(app, sql) }))
+  // Every statement the lists ran, with the values the requests bound (accounts, facilities, codes).
+  const statements = ran.filter(({ sql }) => /FROM notifications r/.test(sql))
+  t.ok(statements.length >= QUERIES.length * 2, `${statements.length} list statements were captured`)
+  return statements.map((statement) => ({ sql: statement.sql, details: planOf(app.db, statement) }))
 }
 
 const SCAN = /^SCAN (r|notifications|notification_recipients|notification_seen)\b/

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { createNotificationRepository } from '../../db/notifications.js'
 import type { Role } from '../../db/tokens.js'
+import { type Expected, expectedList } from '../fuzz/list-reference.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 import { client } from './notifications-fixtures.js'
 
@@ -76,18 +77,32 @@ t.test('the notifications of a ward occupant without a facility reach only calle
   const all = await ok<{
     notifications: { id: string; createdAt: number; code: string; meta?: Record<string, unknown> }[]
   }>(client(app, by('admin', null).token).list())
-  const leaked = all.notifications.filter((n) => n.meta?.wardOccupantId === loose.id).map((n) => n.id)
+  // The ids come from the table (plain SQL), never from the answers under test.
+  const produced = app.db
+    .prepare(
+      `SELECT id, code, created_at, unbound_only FROM notifications
+       WHERE json_extract(meta, '$.wardOccupantId') = ? ORDER BY created_at, id`,
+    )
+    .all(loose.id) as { id: string; code: string; created_at: number; unbound_only: number }[]
+  const leaked = produced.map((n) => n.id)
   t.same(
-    all.notifications.filter((n) => n.meta?.wardOccupantId === loose.id).map((n) => n.code),
-    ['bed-occupied', 'patient-discharged', 'discharge-reverted'],
-    'the facility-less occupant produced its three notifications',
+    produced.map((n) => [n.code, n.unbound_only]),
+    [
+      ['bed-occupied', 1],
+      ['patient-discharged', 1],
+      ['discharge-reverted', 1],
+    ],
+    'the facility-less occupant produced its three notifications, each marked unbound_only',
   )
-  const ofA = all.notifications.find((n) => n.meta?.encounter === 'enc-a')?.id as string
+  const ofA = app.db
+    .prepare("SELECT id FROM notifications WHERE json_extract(meta, '$.encounter') = 'enc-a'")
+    .pluck()
+    .get() as string
   t.same(idsOf(all), [...leaked, ofA, everywhere], 'an unbound admin sees them all, oldest first')
   const [occupied] = all.notifications
   t.same(occupied, {
     id: leaked[0],
-    createdAt: occupied?.createdAt,
+    createdAt: produced[0]?.created_at,
     code: 'bed-occupied',
     type: 'ward',
     title: 'Bed X-1 occupied',
@@ -315,8 +330,15 @@ t.test('seenBy names only the readers of the caller’s own facility (and the ca
     const c = client(app, caller.token)
     t.same(idsOf(await ok(c.list('$unseen=true'))), want, `${caller.name}: $unseen=true`)
     t.same(await ok(c.unseen()), { count: want.length }, `${caller.name}: unseen count`)
-    const seen = idsOf(await ok(c.list('$unseen=false')))
-    t.same(seen, idsOf(await ok(c.list(`seenBy=${caller.account}`))), `${caller.name}: $unseen=false is seenBy=<me>`)
+    // Seen: what the caller may read (the audience rule over plain SQL rows) and has a mark on.
+    const reference = expectedList(
+      app.db,
+      'notifications',
+      { role: 'read', ...caller },
+      { $unseen: 'false' },
+    ) as Expected
+    t.same(idsOf(await ok(c.list('$unseen=false'))), reference.ids, `${caller.name}: $unseen=false`)
+    t.same(idsOf(await ok(c.list(`seenBy=${caller.account}`))), reference.ids, `${caller.name}: seenBy=<me>`)
   }
 
   // Marking answers the record as the marker may see it.

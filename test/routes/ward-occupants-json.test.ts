@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import t from 'tap'
 import { jsonRecord } from '../../db/list.js'
@@ -39,34 +40,52 @@ t.test('records written by SQLite equal the records serialized by Fastify', asyn
   const headers = bearer(tokens.write)
   await fc.assert(
     fc.asyncProperty(input, fc.subarray(FIELDS), fc.boolean(), async (body, selected, discharge) => {
+      // Assertions that throw, so that fast-check sees a failure and shrinks it.
+      const t0 = Date.now()
       const created = await app.inject({ method: 'POST', url: '/ward-occupants', headers, payload: body })
-      t.equal(created.statusCode, 200, created.body)
-      let expected = created.json()
+      assert.equal(created.statusCode, 200, created.body)
+      const answer = created.json()
+      // What the record must be: the body sent, plus what the server owns (the caller, the time of the write).
+      const now = (value: unknown) => typeof value === 'number' && value >= t0 && value <= Date.now()
+      assert.ok(now(answer.occupiedAt), 'occupiedAt defaults to the time of the write')
+      if (body.createdAt === undefined) assert.ok(now(answer.createdAt), 'createdAt defaults to the time of the write')
+      assert.match(answer.id, /^[0-9a-f]{24}$/)
+      let expected: Record<string, unknown> = {
+        ...body,
+        id: answer.id,
+        createdBy: 'nurse-all',
+        createdAt: body.createdAt ?? answer.createdAt,
+        occupiedAt: answer.occupiedAt,
+      }
+      assert.deepEqual(answer, expected, 'create answers the record sent')
       if (discharge) {
         const patched = await app.inject({
           method: 'PATCH',
-          url: `/ward-occupants/${expected.id}`,
+          url: `/ward-occupants/${answer.id}`,
           headers,
           payload: { discharge: true },
         })
-        expected = patched.json()
+        const after = patched.json()
+        assert.ok(now(after.dischargedAt), 'dischargedAt is the time of the discharge')
+        expected = { ...expected, dischargedAt: after.dischargedAt, dischargedBy: 'nurse-all' }
+        assert.deepEqual(after, expected, 'patch answers the record discharged')
       }
 
-      const got = await app.inject({ url: `/ward-occupants/${expected.id}`, headers })
-      t.equal(got.headers['content-type'], 'application/json; charset=utf-8')
-      t.same(got.json(), expected, 'get by id')
+      const got = await app.inject({ url: `/ward-occupants/${answer.id}`, headers })
+      assert.equal(got.headers['content-type'], 'application/json; charset=utf-8')
+      assert.deepEqual(got.json(), expected, 'get by id')
 
-      const query = new URLSearchParams({ id: expected.id })
+      const query = new URLSearchParams({ id: String(answer.id) })
       const listed = await app.inject({ url: `/ward-occupants?${query}`, headers })
-      t.equal(listed.headers['content-type'], 'application/json; charset=utf-8')
-      t.same(listed.json(), { wardOccupants: [expected], total: 1, limit: 100, skip: 0 }, 'list')
+      assert.equal(listed.headers['content-type'], 'application/json; charset=utf-8')
+      assert.deepEqual(listed.json(), { wardOccupants: [expected], total: 1, limit: 100, skip: 0 }, 'list')
 
       const select = selected.map((name) => `$select[]=${name}`).join('&')
       const picked = await app.inject({ url: `/ward-occupants?${query}&${select}`, headers })
       const want = Object.fromEntries(
         Object.entries(expected).filter(([name]) => name === 'id' || selected.length === 0 || selected.includes(name)),
       )
-      t.same(picked.json().wardOccupants, [want], `$select ${selected.join(',')}`)
+      assert.deepEqual(picked.json().wardOccupants, [want], `$select ${selected.join(',')}`)
     }),
     { numRuns: 60 },
   )
@@ -79,11 +98,13 @@ t.test('values that look like JSON members stay as they are', async (t) => {
   for (const [i, text] of tricky.entries()) {
     const body = { encounter: text, bed: `${text}-${i}`, occupiedBy: text, provider: text }
     const created = await app.inject({ method: 'POST', url: '/ward-occupants', headers, payload: body })
-    const got = await app.inject({ url: `/ward-occupants/${created.json().id}`, headers })
-    t.same(got.json(), created.json(), JSON.stringify(text))
-    t.match(got.json(), { encounter: text, occupiedBy: text, provider: text })
-    const listed = await app.inject({ url: `/ward-occupants?id=${created.json().id}`, headers })
-    t.same(listed.json().wardOccupants, [created.json()])
+    const { id, createdAt, occupiedAt } = created.json()
+    const expected = { ...body, id, createdAt, occupiedAt, createdBy: 'nurse-all' }
+    t.same(created.json(), expected, `create: ${JSON.stringify(text)}`)
+    const got = await app.inject({ url: `/ward-occupants/${id}`, headers })
+    t.same(got.json(), expected, `get: ${JSON.stringify(text)}`)
+    const listed = await app.inject({ url: `/ward-occupants?id=${id}`, headers })
+    t.same(listed.json().wardOccupants, [expected], `list: ${JSON.stringify(text)}`)
   }
 })
 

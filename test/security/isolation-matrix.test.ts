@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import type { Role } from '../../db/tokens.js'
@@ -37,7 +38,25 @@ interface Op {
   changes: boolean
   /** the answer when the caller may do it; 200 unless said otherwise */
   allowed?: (caller: Caller) => { status: number; code?: string }
+  /** for `changes`: what the row must look like afterwards, read with plain SQL (undefined: gone) */
+  effect?: (row: Row | undefined, caller: Caller) => void
 }
+
+type Row = Record<string, unknown>
+const TABLES: Record<ResourceName, string> = {
+  'ward-occupants': 'ward_occupants',
+  'form-templates': 'form_templates',
+  notifications: 'notifications',
+}
+const gone = (row: Row | undefined) => assert.equal(row, undefined, 'the row is gone')
+/** The row has these column values, and the version given (2: changed once; 1: a patch that changed nothing). */
+const has =
+  (columns: Row, version: number | null = 2) =>
+  (row: Row | undefined) => {
+    assert.ok(row, 'the row is still there')
+    assert.deepEqual(Object.fromEntries(Object.keys(columns).map((k) => [k, row[k]])), columns, 'the change is stored')
+    if (version !== null) assert.equal(row.version, version, 'the version')
+  }
 
 const byId = (resource: ResourceName) => (id: string) => `/${resource}/${id}`
 const stale = { 'if-match': '"99"' }
@@ -49,7 +68,7 @@ const movesTo = (facility: string) => (caller: Caller) =>
 const OPS: Op[] = [
   ...(['ward-occupants', 'form-templates'] as const).flatMap((resource): Op[] => [
     { resource, name: 'GET', method: 'GET', path: byId(resource), role: 'read', changes: false },
-    { resource, name: 'DELETE', method: 'DELETE', path: byId(resource), role: 'write', changes: true },
+    { resource, name: 'DELETE', method: 'DELETE', path: byId(resource), role: 'write', changes: true, effect: gone },
     {
       resource,
       name: 'DELETE If-Match *',
@@ -58,6 +77,7 @@ const OPS: Op[] = [
       headers: { 'if-match': '*' },
       role: 'write',
       changes: true,
+      effect: gone,
     },
     {
       resource,
@@ -72,11 +92,19 @@ const OPS: Op[] = [
   ]),
   ...(
     [
-      ['provider', { provider: 'dr-x' }],
-      ['discharge', { discharge: true }],
-      ['re-open', { discharge: false }],
+      ['provider', { provider: 'dr-x' }, () => has({ provider: 'dr-x', discharged_at: null })],
+      [
+        'discharge',
+        { discharge: true },
+        (caller: Caller) => (row: Row | undefined) => {
+          assert.ok(typeof row?.discharged_at === 'number', 'discharged')
+          has({ discharged_by: caller.account })(row)
+        },
+      ],
+      // On an active occupant a re-open changes nothing but the version.
+      ['re-open', { discharge: false }, () => has({ discharged_at: null, discharged_by: null }, 1)],
     ] as const
-  ).map(([name, payload]): Op => {
+  ).map(([name, payload, effect]): Op => {
     return {
       resource: 'ward-occupants',
       name: `PATCH ${name}`,
@@ -85,16 +113,34 @@ const OPS: Op[] = [
       payload,
       role: 'write',
       changes: true,
+      effect: (row, caller) => effect(caller)(row),
     }
   }),
   ...(
     [
-      ['name', { name: 'taken over' }],
-      ['hide', { hide: true }],
-      ['items', { items: [{ type: 'date' }] }],
-      ['description null', { description: null }],
+      ['name', { name: 'taken over' }, () => has({ name: 'taken over' })],
+      [
+        'hide',
+        { hide: true },
+        (caller: Caller) => (row: Row | undefined) => {
+          assert.ok(typeof row?.hidden_at === 'number', 'hidden')
+          has({ hidden_by: caller.account })(row)
+        },
+      ],
+      [
+        'items',
+        { items: [{ type: 'date' }] },
+        () => (row: Row | undefined) => {
+          has({})(row)
+          const items = JSON.parse(String(row?.items)) as Row[]
+          assert.equal(items.length, 1)
+          assert.equal(items[0]?.type, 'date', 'the items replaced')
+        },
+      ],
+      // The fixture has no description: nothing to change.
+      ['description null', { description: null }, () => has({ description: null }, 1)],
     ] as const
-  ).map(([name, payload]): Op => {
+  ).map(([name, payload, effect]): Op => {
     return {
       resource: 'form-templates',
       name: `PATCH ${name}`,
@@ -103,6 +149,7 @@ const OPS: Op[] = [
       payload,
       role: 'write',
       changes: true,
+      effect: (row, caller) => effect(caller)(row),
     }
   }),
   ...['A', 'B'].map(
@@ -115,6 +162,8 @@ const OPS: Op[] = [
       role: 'write',
       changes: true,
       allowed: movesTo(facility),
+      // A template already in that facility does not change (version 1); the row says where it is.
+      effect: has({ facility }, null),
     }),
   ),
   {
@@ -185,6 +234,17 @@ t.test('every operation on one record, by every caller, on records of every faci
             const fresh = await makeRecord(app, root, op.resource, target)
             const res = await send(op, caller, fresh)
             t.equal(res.statusCode, 200, `${cell}: allowed`, { body: res.body.slice(0, 300) })
+            // The change itself, read back with plain SQL, never through the service's answer.
+            const row = app.db.prepare(`SELECT * FROM ${TABLES[op.resource]} WHERE id = ?`).get(fresh) as
+              | Row
+              | undefined
+            if (op.resource === 'notifications') {
+              const mark = app.db
+                .prepare('SELECT account FROM notification_seen WHERE notification_id = ? AND account = ?')
+                .get(fresh, caller.account)
+              t.ok(mark, `${cell}: marked seen by ${caller.account}`)
+            } else t.doesNotThrow(() => op.effect?.(row, caller), `${cell}: the change is stored`)
+            t.ok(op.effect || op.resource === 'notifications', `${op.name}: its effect is checked`)
             continue
           }
           const id = fixtures.get(`${op.resource}/${target.name}`) as string

@@ -1,0 +1,49 @@
+import type { Database, Statement } from 'better-sqlite3'
+
+/** One statement a repository ran: its SQL text and the values it bound, as the request made them. */
+export interface RanStatement {
+  sql: string
+  params: unknown[]
+}
+
+const RUNS = new Set(['all', 'get', 'run', 'iterate'])
+
+/**
+ * Records every statement prepared on `db` while `run` goes on, and every time it runs with its
+ * parameters. Statements a repository caches keep recording until `run` ends. Plan tests EXPLAIN
+ * exactly these, with these values, instead of SQL written in the test.
+ */
+export async function statementsRunDuring(db: Database, run: () => Promise<void>): Promise<RanStatement[]> {
+  const ran: RanStatement[] = []
+  let recording = true
+  const prepare = db.prepare.bind(db)
+  db.prepare = ((sql: string) => {
+    const statement = prepare(sql)
+    const proxy: Statement = new Proxy(statement, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target)
+        if (typeof value !== 'function') return value
+        return (...args: unknown[]) => {
+          if (recording && RUNS.has(String(property))) ran.push({ sql, params: args })
+          const result = value.apply(target, args)
+          // pluck(), raw(), expand() answer the statement itself: keep answering the recording one.
+          return result === target ? proxy : result
+        }
+      },
+    })
+    return proxy
+  }) as typeof db.prepare
+  try {
+    await run()
+  } finally {
+    recording = false
+    db.prepare = prepare as typeof db.prepare
+  }
+  return ran
+}
+
+/** The query plan of a statement that ran, with the values it ran with. */
+export function planOf(db: Database, { sql, params }: RanStatement): string[] {
+  const explain = db.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+  return (explain.all(...params) as { detail: string }[]).map((row) => row.detail)
+}
