@@ -8,8 +8,7 @@
  *
  * Limits: time by the engine's interrupt handler (a deadline checked while the layout runs,
  * regular expressions included); memory by the instance's WebAssembly memory, whose maximum the
- * engine cannot grow past (QuickJS's own malloc limit counts only single allocations in this
- * build, since it cannot see block sizes); output by length inside, then by UTF-8 bytes here.
+ * engine cannot grow past (sandbox-memory.ts); output by length inside, then by UTF-8 bytes here.
  */
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -19,15 +18,13 @@ import { RenderError, renderError } from './errors.js'
 import type { SandboxLimits } from './protocol.js'
 import type { EncodedData } from './render-data.js'
 import { DATE_TAG } from './render-data.js'
+import { sandboxMemory } from './sandbox-memory.js'
 
 const require = createRequire(import.meta.url)
 type SyncVariant = Extract<Parameters<typeof newQuickJSWASMModuleFromVariant>[0], { type: 'sync' }>
 // The package's types describe its CommonJS build; imported as ESM, its default export is the variant.
 const variant = release as unknown as SyncVariant
 const MB = 1024 * 1024
-const PAGE = 64 * 1024
-/** The engine's own memory (code data and its 5 MB stack); the layout's limit comes on top. */
-export const ENGINE_MEMORY_MB = 16
 /** Kept well inside the WebAssembly stack (5 MB) and the worker's native stack (render-pool.ts). */
 const MAX_STACK_BYTES = 1024 * 1024
 
@@ -94,31 +91,10 @@ export async function warmUp(): Promise<void> {
 
 const WARM_UP_LIMITS: SandboxLimits = { timeoutMs: 60_000, memoryMb: 8, maxOutputBytes: 1024 }
 
-const ENGINE_PAGES = ENGINE_MEMORY_MB * (MB / PAGE)
-let spare: { memory: WebAssembly.Memory; memoryMb: number } | undefined
-
-/**
- * The previous render's memory, wiped, when it kept its first size and limit: a new instance on
- * all-zero memory is exactly a new instance on new memory, and wiping 16 MB costs a few
- * milliseconds where dropping a used memory per render costs the host several times that in
- * garbage collection. Safe because an instance calls nothing later: once its render has
- * returned, no code of it runs again.
- */
-function zeroedMemory(memoryMb: number): WebAssembly.Memory {
-  const reusable = spare?.memoryMb === memoryMb && spare.memory.buffer.byteLength === ENGINE_MEMORY_MB * MB
-  const memory =
-    reusable && spare
-      ? spare.memory
-      : new WebAssembly.Memory({ initial: ENGINE_PAGES, maximum: ENGINE_PAGES + memoryMb * (MB / PAGE) })
-  if (reusable) new Uint8Array(memory.buffer).fill(0)
-  spare = { memory, memoryMb }
-  return memory
-}
-
 export async function runInQuickJS(body: string, data: EncodedData, limits: SandboxLimits): Promise<string> {
-  const memory = zeroedMemory(limits.memoryMb)
+  const memory = sandboxMemory(limits.memoryMb)
   const engine = await newQuickJSWASMModuleFromVariant(
-    newVariant(variant, { wasmModule: engineModule(), wasmMemory: memory }),
+    newVariant(variant, { wasmModule: engineModule(), wasmMemory: memory.memory }),
   )
   const runtime = engine.newRuntime()
   runtime.setMemoryLimit(limits.memoryMb * MB)
@@ -150,6 +126,9 @@ export async function runInQuickJS(body: string, data: EncodedData, limits: Sand
     // The host's own stack ran out inside the engine, or the engine trapped: this render only.
     throw renderError('RENDER_FAILED', 'the template could not be run')
   }
+  // A layout that ran out of memory may fail in any way (even `null` is thrown when the engine
+  // cannot make an error object); a refused growth says which.
+  if (memory.exhausted && outcome[0] !== 'H' && outcome[0] !== 'L') outcome = 'M'
   return decode(outcome, limits)
 }
 
