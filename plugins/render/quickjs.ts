@@ -123,7 +123,10 @@ export async function runInQuickJS(body: string, data: EncodedData, limits: Sand
   } catch (error) {
     if (timedOut) throw timeout(limits)
     if (error instanceof RenderError) throw error
-    // The host's own stack ran out inside the engine, or the engine trapped: this render only.
+    // The engine trapped (out of memory it sometimes misses its own failed allocation and reads
+    // past its memory; the WebAssembly bounds check stops it there) or the host's stack ran out
+    // inside it. The instance is dropped either way; this render only fails.
+    if (memory.exhausted) throw memoryLimit(limits)
     throw renderError('RENDER_FAILED', 'the template could not be run')
   }
   // A layout that ran out of memory may fail in any way (even `null` is thrown when the engine
@@ -151,12 +154,14 @@ function decode(outcome: string, limits: SandboxLimits): string {
       `the rendered output exceeds the limit of ${limits.maxOutputBytes} bytes`,
     )
   }
-  if (kind === 'M') {
-    throw renderError('RENDER_MEMORY_LIMIT', `the template exceeded the memory limit of ${limits.memoryMb} MB`)
-  }
+  if (kind === 'M') throw memoryLimit(limits)
   if (kind === 'D') throw renderError('RENDER_FAILED', `the render data cannot be copied into the sandbox: ${rest}`)
   if (kind === 'E') throw renderError('RENDER_FAILED', rest)
   throw renderError('RENDER_FAILED', 'the template failed')
+}
+
+function memoryLimit(limits: SandboxLimits) {
+  return renderError('RENDER_MEMORY_LIMIT', `the template exceeded the memory limit of ${limits.memoryMb} MB`)
 }
 
 function timeout(limits: SandboxLimits) {

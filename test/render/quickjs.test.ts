@@ -1,4 +1,5 @@
 import t from 'tap'
+import { MAX_DATA_DEPTH } from '../../plugins/render/render-data.js'
 import { job, rejection, testRenderer } from './helpers.js'
 
 // What the WebAssembly sandbox (plugins/render/quickjs.ts) promises beyond the engine-neutral
@@ -84,7 +85,8 @@ t.test('the memory limit holds for many small allocations, not only for one larg
     peak = Math.max(peak, process.memoryUsage().rss)
   }, 20)
   t.teardown(() => clearInterval(sampler))
-  const hoard = '- var hoard = []\n- while (true) hoard.push({ n: hoard.length, s: "item " + hoard.length })'
+  // 4 KB blocks: the engine's own allocation counter sees only a few bytes of each in this build.
+  const hoard = '- var hoard = []\n- while (true) hoard.push(new Uint8Array(4096))'
   await rejection(t, renderer.render(job('pug', hoard)), 'RENDER_MEMORY_LIMIT')
   clearInterval(sampler)
   const grown = (Math.max(peak, process.memoryUsage().rss) - before) / 1024 / 1024
@@ -92,4 +94,18 @@ t.test('the memory limit holds for many small allocations, not only for one larg
   // engine grows towards 2 GB before it refuses.
   t.ok(grown < 150, `the process grew by ${grown.toFixed(0)} MB at most`)
   t.equal(await renderer.render(job('pug', 'p after')), '<p>after</p>')
+})
+
+t.test('data nests up to MAX_DATA_DEPTH levels; deeper is refused before it reaches the sandbox', async (t) => {
+  const renderer = testRenderer(t)
+  const nested = (levels: number) => {
+    let value: Record<string, unknown> = { leaf: true }
+    for (let i = 1; i < levels; i++) value = { a: value }
+    return value
+  }
+  const layout = '<% var v = locals, n = 0; while (v.a) { v = v.a; n++ } %><%= n %>'
+  // The data object itself is the first level.
+  t.equal(await renderer.render(job('ejs', layout, nested(MAX_DATA_DEPTH))), String(MAX_DATA_DEPTH - 1))
+  const error = await rejection(t, renderer.render(job('ejs', layout, nested(MAX_DATA_DEPTH + 1))), 'RENDER_FAILED')
+  t.match(error.message, `nested deeper than ${MAX_DATA_DEPTH} levels`)
 })
