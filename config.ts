@@ -61,9 +61,10 @@ export const ConfigSchema = Type.Object({
     description: 'write full URLs, query values included, to the request log: they name patients; debugging only',
   }),
   // Upper bounds: the timers derived from RENDER_TIMEOUT_MS (compiling may take 5x it, a stuck
-  // render process is killed 5 s after it) stay far below setTimeout's 2^31-1 ms, past which Node
-  // fires after 1 ms. One isolate per CPU may use RENDER_MEMORY_MB at once, and every rendered page
-  // passes as text through the render process's own heap (128 MB) and the service's memory.
+  // render worker is ended 2 s after it) stay far below setTimeout's 2^31-1 ms, past which Node
+  // fires after 1 ms. One render per CPU may use RENDER_MEMORY_MB (plus the engine's 16 MB) at
+  // once, and every rendered page passes as text through its worker's heap (256 MB) and the
+  // service's memory.
   RENDER_TIMEOUT_MS: Type.Integer({
     minimum: 10,
     maximum: 60_000,
@@ -74,7 +75,7 @@ export const ConfigSchema = Type.Object({
     minimum: 8,
     maximum: 1024,
     default: 32,
-    description: 'heap of one render isolate; up to one isolate per CPU runs at once',
+    description: "memory of one render's engine beyond its own 16 MB; up to one render per CPU runs at once",
   }),
   RENDER_MAX_OUTPUT_BYTES: Type.Integer({
     minimum: 1024,

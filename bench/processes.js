@@ -1,5 +1,5 @@
 // Child processes of the benchmark: the service (dist/server.js) and the bare reference server,
-// each started with `node --no-node-snapshot` like `npm start` does, plus their memory watch.
+// each started with `node` like `npm start` does, plus their memory watch.
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -42,17 +42,8 @@ function cpuSecondsOf(pid) {
   }
 }
 
-/** The pids of a process's children (the service's render process, say). */
-function childrenOf(pid) {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number)
-  } catch {
-    return []
-  }
-}
-
 function startChild(label, args, env, { echo = false } = {}) {
-  const child = spawn(process.execPath, ['--no-node-snapshot', ...args], {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -66,14 +57,9 @@ function startChild(label, args, env, { echo = false } = {}) {
   child.stdout.on('data', keep)
   child.stderr.on('data', keep)
   let peak = 0
-  let childPeak = 0
   function sample() {
     const memory = memoryOf(child.pid)
     if (memory) peak = Math.max(peak, memory.rss, memory.hwm)
-    for (const pid of childrenOf(child.pid)) {
-      const own = memoryOf(pid)
-      if (own) childPeak = Math.max(childPeak, own.rss, own.hwm)
-    }
   }
   const watch = setInterval(sample, 200)
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
@@ -91,11 +77,6 @@ function startChild(label, args, env, { echo = false } = {}) {
     },
     /** Its peak resident set so far, read now (VmHWM). */
     hwmNow: () => memoryOf(child.pid)?.hwm ?? 0,
-    /** The same for the processes it started (the render process), the largest of them. */
-    childPeakRss() {
-      if (child.exitCode === null) sample()
-      return childPeak
-    },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return exited
       sample()

@@ -171,8 +171,8 @@ function resultsSection(report) {
       rows(report),
     ),
     '',
-    `Server peak RSS during the whole run: **${mb(report.peakRss)} MB** (target ≤ ${RSS_TARGET_MB} MB: ${met(rssOk)})` +
-      (report.renderRss ? `; its render process, a separate process, peaked at ${mb(report.renderRss)} MB.` : '.'),
+    `Server peak RSS during the whole run: **${mb(report.peakRss)} MB** (target ≤ ${RSS_TARGET_MB} MB: ${met(rssOk)}),` +
+      ' its render workers included.',
   ]
   for (const note of report.notes) lines.push(`- ${note}`)
   if (report.scale) lines.push('', scaleSection(report.scale))

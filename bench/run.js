@@ -184,7 +184,6 @@ async function main() {
     await service.stop()
   }
   const peakRss = service.peakRss()
-  const renderRss = service.childPeakRss()
 
   log('bare route again (the machine is shared: the ratio uses the mean of both)')
   const bareAfter = await measureBare()
@@ -220,7 +219,6 @@ async function main() {
     bareAfter,
     results,
     peakRss,
-    renderRss,
     scale,
     fanout,
     notes: [`form templates: ${templateNote}`, ...seededNotes(seeded)],

@@ -86,7 +86,16 @@ export class FeedStream {
    */
   private write(frame: string): void {
     if (this.ended) return
-    if (this.raw.writableLength > this.bufferLimit) this.end('overflow')
+    if (this.raw.writableLength > this.limit()) this.end('overflow')
     else this.raw.write(frame)
+  }
+
+  /**
+   * Never below the response's own high-water mark: a catch-up waits only once Node reports the
+   * buffer full (`congested`), and Node 22 raised that mark from 16 KB to 64 KB, so a smaller
+   * limit would cut a catching-up stream before it was ever told to wait.
+   */
+  private limit(): number {
+    return Math.max(this.bufferLimit, this.raw.writableHighWaterMark)
   }
 }

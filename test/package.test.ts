@@ -14,10 +14,7 @@ const npm = (args: string[], cwd: string) =>
 
 /** The native addons this project already compiled, copied instead of compiled again (same versions, same Node). */
 function reuseAddons(consumer: string) {
-  for (const [pkg, dir] of [
-    ['better-sqlite3', 'build'],
-    ['isolated-vm', 'out'],
-  ]) {
+  for (const [pkg, dir] of [['better-sqlite3', 'build']]) {
     const built = join(PROJECT_ROOT, 'node_modules', pkg as string, dir as string)
     const target = join(consumer, 'node_modules', pkg as string)
     if (existsSync(built) && existsSync(target)) cpSync(built, join(target, dir as string), { recursive: true })
@@ -80,7 +77,7 @@ t.test('the packed package works from an empty project, by its public entry poin
   npm(['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', tarball], consumer)
   reuseAddons(consumer)
   const example = join(consumer, 'node_modules', 'facility-service', 'examples', 'smoke-test.mjs')
-  const output = execFileSync(process.execPath, ['--no-node-snapshot', example], { cwd: consumer, encoding: 'utf8' })
+  const output = execFileSync(process.execPath, [example], { cwd: consumer, encoding: 'utf8' })
   t.match(output, /ok {3}admit[\s\S]*ok {3}audit[\s\S]*smoke test passed/, 'the example passes, one line per step')
   t.equal(output.trim().split('\n').length, 6)
 

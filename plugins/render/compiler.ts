@@ -8,11 +8,12 @@
  * of slow layouts from one owner delays another owner's compile by one compile at a time, not by
  * the whole pile.
  */
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import type { CompileEngine, CompileOutcome } from './compile.js'
 import type { CompileRequest } from './compile-worker.js'
 import { renderError } from './errors.js'
 import { createFairQueue } from './fair-queue.js'
+import { startWorker } from './worker-boot.js'
 
 export interface Compiler {
   /** `owner` groups compiles for fair turns; compiles of one owner run in arrival order. */
@@ -30,21 +31,6 @@ type WorkerMessage = { ready: true } | (CompileOutcome & { id: number })
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 }
 const STARTUP_TIMEOUT_MS = 30_000
 
-// Loader flags (tsx) are not applied to worker entry files on Node 20, so the worker boots from
-// plain JS and loads the TypeScript entry through tsx's API when running from source.
-const BOOT = `
-const { workerData } = require('node:worker_threads')
-void (workerData.tsx
-  ? import(workerData.tsx).then((tsx) => tsx.tsImport(workerData.entry, workerData.entry))
-  : import(workerData.entry))
-`
-
-function workerData(): { entry: string; tsx: string | undefined } {
-  const fromSource = import.meta.url.endsWith('.ts')
-  const entry = new URL(`./compile-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url).href
-  return { entry, tsx: fromSource ? import.meta.resolve('tsx/esm/api') : undefined }
-}
-
 export function createCompiler(timeoutMs: number): Compiler {
   const queue = createFairQueue<Pending>()
   let current: Pending | undefined
@@ -55,12 +41,7 @@ export function createCompiler(timeoutMs: number): Compiler {
   let nextId = 1
 
   function spawn(): Worker {
-    const spawned = new Worker(BOOT, {
-      eval: true,
-      execArgv: [],
-      workerData: workerData(),
-      resourceLimits: WORKER_LIMITS,
-    })
+    const spawned = startWorker('compile-worker', WORKER_LIMITS)
     spawned.on('message', (message: WorkerMessage) => onMessage(spawned, message))
     spawned.on('error', (error) => onFailure(spawned, error))
     spawned.on('exit', (code) => onFailure(spawned, new Error(`template compiler exited with code ${code}`)))

@@ -1,5 +1,5 @@
 /**
- * Caps how many isolates exist at once: each may grow to the memory limit, so a burst of print
+ * Caps how many renders run at once: each may grow to the memory limit, so a burst of print
  * requests would otherwise multiply it. Waiting renders queue in arrival order.
  */
 export interface Gate {

@@ -1,22 +1,19 @@
-/** Messages between the service and its render process (render-process.ts, render-child.ts). */
+/** Messages between the service and its render workers (render-pool.ts, render-worker.ts). */
 import type { RenderErrorCode } from './errors.js'
+import type { EncodedData } from './render-data.js'
 
-export interface IsolateLimits {
+export interface SandboxLimits {
   timeoutMs: number
   memoryMb: number
   maxOutputBytes: number
 }
 
-/**
- * Flat on purpose: the channel deserializes every message before any code of ours runs, and a
- * message it cannot read ends the process. So the caller's data travels as bytes (v8.serialize)
- * and the render process decodes it per request, where a failure fails only that render.
- */
+/** Only text and numbers: the data is JSON already (render-data.ts). */
 export interface RenderRequest {
   id: number
   body: string
-  data: Uint8Array
-  limits: IsolateLimits
+  data: EncodedData
+  limits: SandboxLimits
 }
 
 export type RenderReply =

@@ -1,15 +1,16 @@
 /**
  * Renders user-written pug and ejs print layouts. Templates are compiled in a worker thread
- * (compiler.ts) and run in a fresh isolated-vm isolate per render (isolate.ts) inside a separate
- * render process (render-child.ts), with a time, memory and output limit; the outcome of a compile
- * (the code, or the error, an exceeded time limit included) is cached per cache key.
+ * (compiler.ts) and run in a fresh QuickJS WebAssembly instance per render (quickjs.ts) in one
+ * of the render workers (render-pool.ts), with a time, memory and output limit; the outcome of a
+ * compile (the code, or the error, an exceeded time limit included) is cached per cache key.
  */
 import { availableParallelism } from 'node:os'
 import { createLru } from './cache.js'
 import { createCompiler } from './compiler.js'
 import { RenderError, renderError } from './errors.js'
 import { createGate } from './gate.js'
-import { createRenderProcess } from './render-process.js'
+import { encodeData } from './render-data.js'
+import { createRenderPool } from './render-pool.js'
 
 export {
   RenderCompileFailedError,
@@ -58,7 +59,7 @@ export interface Renderer {
 
 export interface RendererOptions {
   cacheEntries?: number
-  /** Isolates alive at once; each may use up to `memoryMb`. */
+  /** Renders running at once, each in a worker of its own; each may use up to `memoryMb`. */
   maxConcurrent?: number
   compileTimeoutMs?: number
 }
@@ -88,12 +89,12 @@ function sameTemplate(entry: { engine: RenderEngine; source: string }, job: Rend
 
 export function createRenderer(limits: RenderLimits, options: RendererOptions = {}): Renderer {
   const compiler = createCompiler(options.compileTimeoutMs ?? Math.max(2000, limits.timeoutMs * 5))
-  const gate = createGate(options.maxConcurrent ?? availableParallelism())
-  const isolates = createRenderProcess({
-    timeoutMs: limits.timeoutMs,
-    memoryMb: limits.memoryMb,
-    maxOutputBytes: limits.maxOutputBytes,
-  })
+  const maxConcurrent = options.maxConcurrent ?? availableParallelism()
+  const gate = createGate(maxConcurrent)
+  const pool = createRenderPool(
+    { timeoutMs: limits.timeoutMs, memoryMb: limits.memoryMb, maxOutputBytes: limits.maxOutputBytes },
+    maxConcurrent,
+  )
   const cache = createLru<Compiled>(options.cacheEntries ?? 200, CACHE_MAX_CHARS, weigh)
   const inFlight = new Map<string, InFlight>()
   const counters = { compiles: 0, cacheHits: 0 }
@@ -145,7 +146,9 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
         throw renderError('RENDER_COMPILE_FAILED', `unknown template engine "${String(job.engine)}"`)
       }
       const body = await compiled(job)
-      return gate.run(() => isolates.run(body, job.data))
+      // Encoded before waiting for a worker: data that cannot be copied fails at once.
+      const data = encodeData(job.data)
+      return gate.run(() => pool.run(body, data))
     },
     stats() {
       return { ...counters, cached: cache.size }
@@ -153,7 +156,7 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
     close() {
       closed = true
       compiler.close()
-      isolates.close()
+      pool.close()
     },
   }
 }

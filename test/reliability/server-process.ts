@@ -9,7 +9,7 @@ export interface ServerProcess {
 
 /** Starts server.ts as its own process on a database file, resolving once it listens. */
 export function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import=tsx', '--no-node-snapshot', 'server.ts'], {
+  const child = spawn(process.execPath, ['--import=tsx', 'server.ts'], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

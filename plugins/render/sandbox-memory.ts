@@ -1,0 +1,64 @@
+/**
+ * The WebAssembly memory a render's engine runs on (quickjs.ts). Its maximum is the memory limit:
+ * the engine cannot grow past it, whatever it allocates. QuickJS's own malloc limit is set too,
+ * but in this build it counts only single allocations (it cannot see block sizes), so many small
+ * ones would pass it; the memory's maximum stops them.
+ */
+const MB = 1024 * 1024
+const PAGE = 64 * 1024
+/** The engine's own memory (static data and its 5 MB stack); the layout's limit comes on top. */
+export const ENGINE_MEMORY_MB = 16
+const ENGINE_PAGES = ENGINE_MEMORY_MB * (MB / PAGE)
+
+export interface SandboxMemory {
+  memory: WebAssembly.Memory
+  /** Whether the engine's last try to grow the memory was refused: it ran out. */
+  readonly exhausted: boolean
+}
+
+interface Kept {
+  memory: WebAssembly.Memory
+  memoryMb: number
+  refused: boolean
+}
+
+let kept: Kept | undefined
+
+function create(memoryMb: number): Kept {
+  const memory = new WebAssembly.Memory({ initial: ENGINE_PAGES, maximum: ENGINE_PAGES + memoryMb * (MB / PAGE) })
+  const entry: Kept = { memory, memoryMb, refused: false }
+  // The engine grows its memory through this object's grow() and takes a refusal as "no memory".
+  const grow = memory.grow.bind(memory)
+  memory.grow = (pages: number) => {
+    try {
+      const previous = grow(pages)
+      entry.refused = false
+      return previous
+    } catch (error) {
+      entry.refused = true
+      throw error
+    }
+  }
+  return entry
+}
+
+/**
+ * Memory for one render, all zero. The previous render's memory is wiped and used again when it
+ * kept its first size and the same limit: a new instance on all-zero memory is exactly a new
+ * instance on new memory, and wiping 16 MB costs a few milliseconds where dropping a used memory
+ * per render costs the host several times that in garbage collection. Safe because an instance
+ * calls nothing later: once its render has returned, no code of it runs again.
+ */
+export function sandboxMemory(memoryMb: number): SandboxMemory {
+  const reusable = kept?.memoryMb === memoryMb && kept.memory.buffer.byteLength === ENGINE_MEMORY_MB * MB
+  if (reusable && kept) new Uint8Array(kept.memory.buffer).fill(0)
+  else kept = create(memoryMb)
+  const entry = kept
+  entry.refused = false
+  return {
+    memory: entry.memory,
+    get exhausted() {
+      return entry.refused
+    },
+  }
+}
