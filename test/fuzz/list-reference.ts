@@ -120,7 +120,8 @@ export function visibleIds(db: Database, table: string, who: Who): Set<string> {
 
 function convert(spec: Spec, raw: unknown): string | number | null {
   if (typeof raw !== 'string') return invalid('one value')
-  if (raw === 'null') return null
+  // An empty value is null too (docs/API.md: how qs and the Feathers client write null).
+  if (raw === 'null' || raw === '') return null
   if (spec.kind !== 'number') return raw
   return /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : invalid('a number')
 }
