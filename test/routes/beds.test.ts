@@ -168,7 +168,11 @@ t.test('a database from before the bed board lists the beds its history already 
   const path = join(t.testdir(), 'old.db')
   const old = new BetterSqlite3(path)
   // Every migration before the one that made seen_beds.
-  const before = loadMigrations().filter((m) => !m.sql.includes('CREATE TABLE seen_beds'))
+  const all = loadMigrations()
+  const before = all.slice(
+    0,
+    all.findIndex((m) => m.sql.includes('CREATE TABLE seen_beds')),
+  )
   migrate(old, before)
   const insert = old.prepare(
     `INSERT INTO ward_occupants (id, created_at, created_by, facility, encounter, bed, occupied_at, occupied_by,

@@ -51,7 +51,9 @@ async function plansOf(t: Test, token: keyof TestTokens, analyzed: boolean) {
   })
   // Every statement the lists ran, with the values the requests bound (accounts, facilities, codes).
   const statements = ran.filter(({ sql }) => /FROM notifications r/.test(sql))
-  t.ok(statements.length >= QUERIES.length * 2, `${statements.length} list statements were captured`)
+  // At least one per list request; a count without filters may be answered by the inbox counters
+  // (migration 11) without reading notifications at all.
+  t.ok(statements.length >= QUERIES.length, `${statements.length} list statements were captured`)
   return statements.map((statement) => ({ sql: statement.sql, details: planOf(app.db, statement) }))
 }
 

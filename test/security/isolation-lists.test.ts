@@ -31,7 +31,8 @@ const FILTERS = [
   'facility[$in][]=A&facility[$in][]=B',
   'facility[$ne]=A',
   'facility[$nin][]=A&facility[$nin][]=B',
-  'facility[$gt]=',
+  // every facility id sorts after '0' (an empty value means null since clients send null that way)
+  'facility[$gt]=0',
   '$or[0][facility]=A&$or[1][facility]=B',
   '$or[0][id]={A}&$or[1][id]={B}&$or[2][id]={none}',
   '$and[0][facility]=B&$and[1][id]={B}',
