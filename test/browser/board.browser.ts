@@ -20,6 +20,14 @@ const beds = (page: Page) =>
   page.evaluate(`[...document.querySelectorAll('.bed')].map((n) => [n.dataset.room, n.dataset.bed, n.dataset.state])`)
 const counts = (page: Page) =>
   page.evaluate(`['count-used', 'count-free', 'count-discharged'].map((id) => document.getElementById(id).textContent)`)
+// The counts are drawn once the lists (and the day's discharges) are in, a moment after the beds:
+// wait for them, then compare (a count that never becomes right times out and fails).
+async function countsAre(page: Page, expected: string[]) {
+  const want = JSON.stringify(expected)
+  const read = `JSON.stringify(['count-used', 'count-free', 'count-discharged'].map((id) => document.getElementById(id).textContent))`
+  await until(page, `${read} === ${JSON.stringify(want)}`, `the counts ${want}`).catch(() => undefined)
+  return counts(page)
+}
 // Every bed's node and redraw count, kept in the page to compare with after a change.
 const mark = (page: Page) =>
   page.evaluate(
@@ -61,7 +69,7 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
     ],
     'rooms with their beds, in order; a bed stays after its discharge, marked',
   )
-  t.same(await counts(page), ['2', '1', '1'], 'in use, free, discharges today')
+  t.same(await countsAre(page, ['2', '1', '1']), ['2', '1', '1'], 'in use, free, discharges today')
   t.equal(
     await page.evaluate(`sessionStorage.getItem('bed-board.token')`),
     tokens.viewer,
@@ -86,14 +94,14 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
     await admit(server.app, tokens.nurse, 'B-2', 'R-1', 4)
     await until(page, `document.querySelector('.bed[data-bed="B-2"]').dataset.state === 'occupied'`, 'B-2 occupied')
     t.same(await changedSinceMark(page), { replaced: [], redrawn: ['B-2'] }, 'admit: only B-2 redrawn, in place')
-    t.same(await counts(page), ['3', '0', '1'])
+    t.same(await countsAre(page, ['3', '0', '1']), ['3', '0', '1'])
 
     await mark(page)
     await discharge(server.app, tokens.nurse, ten.id)
     await until(page, `document.querySelector('.bed[data-bed="B-10"]').dataset.state === 'recent'`, 'B-10 free')
     await until(page, `document.getElementById('count-discharged').textContent === '2'`, 'two discharges')
     t.same(await changedSinceMark(page), { replaced: [], redrawn: ['B-10'] }, 'discharge: only B-10 redrawn')
-    t.same(await counts(page), ['2', '1', '2'])
+    t.same(await countsAre(page, ['2', '1', '2']), ['2', '1', '2'])
     t.match(
       (await page.locator('.bed[data-bed="B-10"]').textContent()) ?? '',
       /Recently discharged/,
@@ -138,7 +146,7 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
     await until(page, `document.querySelector('.bed[data-bed="B-4"]') !== null`, 'the change made while down')
     await until(page, `document.getElementById('offline').hidden`, 'the banner gone')
     t.same(await changedSinceMark(page), { replaced: [], redrawn: [] }, 'resumed, not reloaded: every other bed kept')
-    t.same(await counts(page), ['4', '1', '2'])
+    t.same(await countsAre(page, ['4', '1', '2']), ['4', '1', '2'])
     t.notOk(await page.locator('#problem').isVisible(), 'no problem reported once back')
   })
 
@@ -161,7 +169,7 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
     await until(page, `document.getElementById('offline').hidden`, 'the banner gone')
     const { replaced } = (await changedSinceMark(page)) as { replaced: string[] }
     t.equal(replaced.length, 5, 'reloaded: every bed drawn anew')
-    t.same(await counts(page), ['4', '2', '3'])
+    t.same(await countsAre(page, ['4', '2', '3']), ['4', '2', '3'])
   })
 
   await t.test('keyboard: beds and buttons take focus, arrows move between beds', async (t) => {
