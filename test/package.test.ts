@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { cpSync, existsSync, readdirSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { PROJECT_ROOT } from '../config.js'
@@ -11,15 +11,6 @@ const npm = (args: string[], cwd: string) =>
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, npm_config_loglevel: 'error' },
   })
-
-/** The native addons this project already compiled, copied instead of compiled again (same versions, same Node). */
-function reuseAddons(consumer: string) {
-  for (const [pkg, dir] of [['better-sqlite3', 'build']]) {
-    const built = join(PROJECT_ROOT, 'node_modules', pkg as string, dir as string)
-    const target = join(consumer, 'node_modules', pkg as string)
-    if (existsSync(built) && existsSync(target)) cpSync(built, join(target, dir as string), { recursive: true })
-  }
-}
 
 /**
  * As a consumer would use it: pack the project, install the tarball into an empty project, run
@@ -74,8 +65,8 @@ t.test('the packed package works from an empty project, by its public entry poin
     'no tests, no bench, no sources',
   )
 
+  // better-sqlite3 ships its binaries (prebuilds/); no install script has anything to build.
   npm(['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', tarball], consumer)
-  reuseAddons(consumer)
   const example = join(consumer, 'node_modules', 'facility-service', 'examples', 'smoke-test.mjs')
   const output = execFileSync(process.execPath, [example], { cwd: consumer, encoding: 'utf8' })
   t.match(output, /ok {3}admit[\s\S]*ok {3}audit[\s\S]*smoke test passed/, 'the example passes, one line per step')
