@@ -2,6 +2,7 @@ import { chromium } from 'playwright-core'
 import t from 'tap'
 import { listeningApp } from '../feed/helpers.js'
 import { bearer } from '../helper.js'
+import { CHROMIUM_ARGS } from './board-helpers.js'
 
 // What the page script uses of the browser (this project type-checks against Node's types, not the DOM's).
 interface PageEvent {
@@ -17,16 +18,6 @@ interface Page {
   source: PageEventSource
   EventSource: new (url: string) => PageEventSource
 }
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 
 /**
  * A real browser's EventSource, which cannot send an Authorization header, opens the feed with a
