@@ -5,10 +5,11 @@
  * A viewer's notifications are the union of disjoint audiences, each one range of an index in
  * (created_at, id) order: its facility's broadcasts, every facility's broadcasts, and the ones
  * addressed to its account in each of those two (a viewer without a facility: every broadcast and
- * every one addressed to it). Each audience yields its first `skip + limit` ids from its index
- * (for `$unseen` only the ones the account has or has not marked, checked by primary key as the
- * walk goes), the page is cut from their union, then the page's rows are read by id. Totals come
- * from counters the schema's triggers keep in the same transaction as the rows they count.
+ * every one addressed to it). The audiences' ranges are merged in the page's order and walked only
+ * until the page is full: `skip + limit` index entries in all (for `$unseen` only the ones the
+ * account has or has not marked, checked by primary key as the walk goes). Only then are the page's
+ * rows read, by id. Totals come from counters the schema's triggers keep in the same transaction
+ * as the rows they count.
  */
 import type { Database, Statement } from 'better-sqlite3'
 import type { ListQuery } from './query.js'
@@ -90,32 +91,36 @@ const str = (column: string) => `json_quote(n.${column})`
 
 /**
  * The JSON text of one record as the response schema writes it (fields in its order, absent optional
- * ones left out), written by SQLite. seenBy for a facility-bound viewer keeps, in marking order,
- * only the readers it may learn of (docs/notifications.md): each a primary key search.
+ * ones left out), written by SQLite in one concat() (a chain of `||` copies the growing text at
+ * each step). seenBy for a facility-bound viewer keeps, in marking order, only the readers it may
+ * learn of (docs/notifications.md): each a primary key search.
  */
 function recordJson(bound: boolean, admin: boolean): string {
-  // (A notification nobody has read needs no search.)
+  // No search for a notification nobody has read, or only the viewer (every account in seen_by
+  // has its mark in notification_seen, and a viewer may always learn of its own).
   const seenBy = bound
-    ? `iif(n.seen_by = '[]', '[]', (SELECT json_group_array(j.value) FROM json_each(n.seen_by) j
+    ? `iif(n.seen_by = '[]' OR n.seen_by = json_array(@viewerAccount), json(n.seen_by),
+         (SELECT json_group_array(j.value) FROM json_each(n.seen_by) j
          WHERE EXISTS (SELECT 1 FROM notification_seen s WHERE s.notification_id = n.id AND s.account = j.value
            AND (s.facility = @viewerFacility OR s.account = @viewerAccount))))`
     : 'json(n.seen_by)'
   const optional = (name: string, value: string, column: string) =>
-    `iif(n.${column} IS NULL, '', ',"${name}":' || ${value})`
-  return [
-    `'{"id":' || ${str('id')}`,
-    `',"createdAt":' || n.created_at`,
-    `',"code":' || ${str('code')}`,
-    `',"type":' || ${str('type')}`,
-    `',"title":' || ${str('title')}`,
-    `',"body":' || ${str('body')}`,
+    `iif(n.${column} IS NULL, '', concat(',"${name}":', ${value}))`
+  const parts = [
+    `'{"id":', ${str('id')}`,
+    `',"createdAt":', n.created_at`,
+    `',"code":', ${str('code')}`,
+    `',"type":', ${str('type')}`,
+    `',"title":', ${str('title')}`,
+    `',"body":', ${str('body')}`,
     optional('meta', 'json(n.meta)', 'meta'),
-    `',"seenBy":' || ${seenBy}`,
+    `',"seenBy":', ${seenBy}`,
     optional('direction', str('direction'), 'direction'),
     optional('facility', str('facility'), 'facility'),
     ...(admin ? [optional('to', 'json(n.recipients)', 'recipients')] : []),
     `'}'`,
-  ].join(' || ')
+  ]
+  return `concat(${parts.join(', ')})`
 }
 
 /** Whether the inbox answers this query: no filter, time order (the default, or newest first). */
@@ -144,28 +149,37 @@ export function createInbox(db: Database) {
     return out
   }
 
-  /** `json`: the records' JSON text (recordJson) instead of rows; null: rows. */
+  /**
+   * `capped`: per branch, whether it is walked with a LIMIT of its own (it holds fewer matches
+   * than the page needs, see pageOf). `json`: the records' JSON text (recordJson) instead of rows.
+   */
   function pageStatement(
     bound: boolean,
     seen: SeenFilter,
     orderBy: string,
+    capped: boolean[],
     json: { admin: boolean } | null,
   ): Statement {
-    const key = `${bound}\n${seen}\n${orderBy}\n${json ? json.admin : 'rows'}`
+    const key = `${bound}\n${seen}\n${orderBy}\n${capped.join()}\n${json ? json.admin : 'rows'}`
     let statement = pages.get(key)
     if (!statement) {
       const [, time, id] = ORDER.exec(orderBy) as RegExpExecArray
-      const firsts = (bound ? BOUND : UNBOUND).map((branch) => {
+      const arms = (bound ? BOUND : UNBOUND).map((branch, i) => {
         const idColumn = branch.sql.includes('notification_id AS id') ? 'r.notification_id' : 'r.id'
         const check = SEEN.replace('{id}', idColumn)
-        const where = seen === 'all' ? '' : ` AND ${seen === 'unseen' ? 'NOT ' : ''}${check}`
-        return `SELECT * FROM (${branch.sql}${where} ORDER BY r.created_at ${time}, ${idColumn} ${id} LIMIT ?)`
+        const walk = seen === 'all' ? branch.sql : `${branch.sql} AND ${seen === 'unseen' ? 'NOT ' : ''}${check}`
+        // SQLite sorts a subquery with a LIMIT again before merging it (a temporary b-tree), so
+        // only a branch that would otherwise walk past its last match to the end of its range
+        // gets one.
+        return capped[i] ? `SELECT * FROM (${walk} ORDER BY r.created_at ${time}, ${idColumn} ${id} LIMIT ?)` : walk
       })
-      // CROSS JOIN: the page's few ids drive, each row is then one primary key search.
+      // A compound ORDER BY merges the branches, each read in its index's order, and stops at the
+      // page's end: skip + limit index entries in all. The page's ids are cut before any row is
+      // read, then the CROSS JOIN reads each of them by primary key.
       const columns = json ? recordJson(bound, json.admin) : 'n.*'
       statement = db.prepare(
-        `SELECT ${columns} FROM (${firsts.join(' UNION ALL ')}) p CROSS JOIN notifications n ON n.id = p.id
-         ORDER BY p.created_at ${time}, p.id ${id} LIMIT ? OFFSET ?`,
+        `SELECT ${columns} FROM (${arms.join(' UNION ALL ')} ORDER BY 2 ${time}, 1 ${id} LIMIT ? OFFSET ?) p
+         CROSS JOIN notifications n ON n.id = p.id ORDER BY p.created_at ${time}, p.id ${id}`,
       )
       if (json) statement.pluck()
       pages.set(key, statement)
@@ -207,14 +221,18 @@ export function createInbox(db: Database) {
     const bound = viewer.facility !== null
     function run(json: { admin: boolean } | null): unknown[] {
       const first = query.skip + query.limit
+      // Every notification of a branch matches `all`, so its range ends with its matches. With
+      // `seen` or `unseen`, a branch holding no more matches than the page needs would be walked
+      // on past its last one; its counter caps it instead.
+      const capped = perBranch.map((count) => seen !== 'all' && count <= first)
       const params: unknown[] = []
       ;(bound ? BOUND : UNBOUND).forEach((branch, i) => {
         params.push(...branch.params(viewer))
         if (seen !== 'all') params.push(viewer.account)
-        params.push(Math.min(first, perBranch[i] as number))
+        if (capped[i]) params.push(perBranch[i])
       })
       params.push(query.limit, query.skip)
-      const statement = pageStatement(bound, seen, query.orderBy, json)
+      const statement = pageStatement(bound, seen, query.orderBy, capped, json)
       if (json && bound) params.push({ viewerFacility: viewer.facility, viewerAccount: viewer.account })
       return statement.all(...params)
     }
