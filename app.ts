@@ -138,7 +138,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     await scope.register(idempotencyPlugin, { ttlHours: opts.config.IDEMPOTENCY_KEY_TTL_HOURS })
     await scope.register(wardOccupantRoutes)
     await scope.register(bedRoutes)
-    await scope.register(notificationRoutes)
+    await scope.register(notificationRoutes, { pageCacheBytes: opts.config.NOTIFICATION_PAGE_CACHE_BYTES })
     await scope.register(formTemplateRoutes)
     await scope.register(auditRoutes)
     await scope.register(eventRoutes)

@@ -103,6 +103,13 @@ export const ConfigSchema = Type.Object({
   }),
   FEED_MAX_STREAMS: Type.Integer({ minimum: 1, default: 2000, description: 'open streams in all' }),
   FEED_MAX_STREAMS_PER_TOKEN: Type.Integer({ minimum: 1, default: 10, description: 'open streams per token' }),
+  NOTIFICATION_PAGE_CACHE_BYTES: Type.Integer({
+    minimum: 0,
+    maximum: 1_073_741_824,
+    default: 16_777_216,
+    description:
+      'memory for notification pages remembered until the database next changes (a ward polls the same pages); 0 turns it off',
+  }),
   FEED_BUFFER_BYTES: Type.Integer({
     minimum: 16_384,
     maximum: 268_435_456,

@@ -16,6 +16,7 @@ import {
 } from './notification-audience.js'
 import { createInbox, inboxAnswers, type SeenFilter } from './notification-inbox.js'
 import { type ListQuery, parseListQuery } from './query.js'
+import { createReadMemo } from './read-memo.js'
 import { writeQueue } from './write-queue.js'
 
 export { NOTIFICATION_FIELDS, type Viewer } from './notification-audience.js'
@@ -73,7 +74,15 @@ function toRecord(row: Row): Notification {
   return record
 }
 
-export function createNotificationRepository(db: Database) {
+export interface NotificationRepositoryOptions {
+  /**
+   * Memory for inbox pages remembered while the database is unchanged (db/read-memo.ts); 0 (the
+   * default for tools and tests that make their own repository) remembers none.
+   */
+  pageCacheBytes?: number
+}
+
+export function createNotificationRepository(db: Database, options: NotificationRepositoryOptions = {}) {
   const insert = db.prepare(
     `INSERT INTO notifications (id, created_at, facility, code, type, title, body, meta, direction, broadcast, recipients, unbound_only)
      VALUES (:id, :createdAt, :facility, :code, :type, :title, :body, :meta, :direction, :broadcast, :recipients, :unboundOnly)`,
@@ -103,6 +112,8 @@ export function createNotificationRepository(db: Database) {
   const list = createLister<Row, Notification>(db, 'notifications', toRecord)
   const feed = createFeedLog(db)
   const inbox = createInbox(db)
+  // A JavaScript string takes about two bytes per character.
+  const inboxPages = createReadMemo<JsonPage>(db, options.pageCacheBytes ?? 0, (page) => 2 * page.json.length + 64)
   const writes = writeQueue(db)
 
   /** The live feed's event for a new notification or a new mark, in the same transaction. */
@@ -221,8 +232,21 @@ export function createNotificationRepository(db: Database) {
   const jsonPage = db.transaction((viewer: Viewer, query: Record<string, unknown>): JsonPage | null => {
     const { parsed } = listFor(viewer, query)
     if (!inboxAnswers(parsed) || parsed.select) return null
-    const { total, json } = inbox.jsonPage(viewer, seenFilter(query.$unseen), parsed)
-    return { total, json, limit: parsed.limit, skip: parsed.skip }
+    const seen = seenFilter(query.$unseen)
+    // Everything the page depends on besides the database: who asks (the role decides `to`) and what.
+    const key = JSON.stringify([
+      viewer.account,
+      viewer.facility,
+      viewer.role,
+      seen,
+      parsed.orderBy,
+      parsed.limit,
+      parsed.skip,
+    ])
+    return inboxPages.remember(key, () => {
+      const { total, json } = inbox.jsonPage(viewer, seen, parsed)
+      return { total, json, limit: parsed.limit, skip: parsed.skip }
+    })
   })
 
   function listFor(viewer: Viewer, query: Record<string, unknown>) {

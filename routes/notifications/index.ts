@@ -33,8 +33,11 @@ const tags = ['notifications']
  * Notifications addressed to the caller: read them, count the unseen ones, mark one seen.
  * They are created by the service's own events and by `facility-service notify`, never over HTTP.
  */
-const notificationRoutes: FastifyPluginAsyncTypebox = async function notificationRoutes(fastify) {
-  const notifications = createNotificationRepository(fastify.db)
+const notificationRoutes: FastifyPluginAsyncTypebox<{ pageCacheBytes: number }> = async function notificationRoutes(
+  fastify,
+  opts,
+) {
+  const notifications = createNotificationRepository(fastify.db, { pageCacheBytes: opts.pageCacheBytes })
 
   fastify.get(
     '/notifications',

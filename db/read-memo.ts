@@ -1,0 +1,62 @@
+import type { Database } from 'better-sqlite3'
+
+/** An answer and how many bytes of memory it holds (for the budget). */
+interface Remembered<T> {
+  value: T
+  bytes: number
+}
+
+/**
+ * Answers of a read, remembered while the database holds exactly what it held when they were
+ * computed: a ward's tablets poll the same inbox page every few seconds, and between two changes
+ * the answer cannot differ. The database's state is told by two counters SQLite keeps for this
+ * connection: `PRAGMA data_version` changes when another connection (the CLI, an admin's shell)
+ * commits, and `total_changes()` grows with every row this connection inserts, updates or deletes
+ * (triggers included, rolled-back ones too, which only costs a needless recomputation). While both
+ * stay, no row has changed, so a remembered answer is the one the read would compute; the first
+ * read after any change starts afresh. An answer is keyed by everything it depends on besides the
+ * database (the caller passes the viewer and the query), never shared between keys.
+ *
+ * `remember` must be called first thing inside the read transaction that computes the answer, so
+ * the counters and the rows come from one snapshot.
+ */
+export function createReadMemo<T>(db: Database, maxBytes: number, sizeOf: (value: T) => number) {
+  const state = db.prepare<[], string>("SELECT data_version || ',' || total_changes() FROM pragma_data_version").pluck()
+  const answers = new Map<string, Remembered<T>>()
+  let heldBytes = 0
+  let seenState: string | undefined
+
+  function forget(): void {
+    answers.clear()
+    heldBytes = 0
+  }
+
+  return {
+    remember(key: string, compute: () => T): T {
+      if (maxBytes === 0) return compute()
+      const current = state.get()
+      if (current !== seenState) {
+        forget()
+        seenState = current
+      }
+      const known = answers.get(key)
+      if (known) {
+        // Most recently used last: the budget evicts from the front.
+        answers.delete(key)
+        answers.set(key, known)
+        return known.value
+      }
+      const value = compute()
+      const bytes = sizeOf(value) + key.length
+      if (bytes > maxBytes) return value
+      while (heldBytes + bytes > maxBytes) {
+        const [oldestKey, oldest] = answers.entries().next().value as [string, Remembered<T>]
+        answers.delete(oldestKey)
+        heldBytes -= oldest.bytes
+      }
+      answers.set(key, { value, bytes })
+      heldBytes += bytes
+      return value
+    },
+  }
+}

@@ -1,0 +1,170 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import t, { type Test } from 'tap'
+import { buildApp } from '../../app.js'
+import { defaultConfig } from '../../config.js'
+import { openDatabase } from '../../db/connection.js'
+import { createNotificationRepository, type NewNotification } from '../../db/notifications.js'
+import type { Role } from '../../db/tokens.js'
+import { statementsRunDuring } from '../db/captured-statements.js'
+import { bearer } from '../helper.js'
+
+/**
+ * Inbox pages are remembered until the database changes (db/read-memo.ts). The oracle is a second
+ * app on the same database file that remembers nothing: whatever happens, through either app or
+ * through another connection (as the CLI writes), the remembering app answers what it answers.
+ */
+
+const QUERIES = [
+  '$limit=50',
+  '$limit=2',
+  '$limit=2&$skip=1',
+  '$unseen=true&$sort[createdAt]=-1&$limit=50',
+  '$unseen=false',
+  '$sort[createdAt]=-1&$limit=3',
+]
+
+/** Tokens that differ in one thing only: the same account in two facilities, without one, and by role. */
+const CALLERS: { account: string; role: Role; facility: string | null }[] = [
+  { account: 'nurse', role: 'write', facility: 'A' },
+  { account: 'nurse', role: 'write', facility: 'B' },
+  { account: 'nurse', role: 'write', facility: null },
+  { account: 'nurse', role: 'admin', facility: 'A' },
+  { account: 'nurse', role: 'read', facility: 'A' },
+  { account: 'other', role: 'write', facility: 'A' },
+]
+
+const NOTE_ARB: fc.Arbitrary<NewNotification> = fc.record({
+  code: fc.constant('c'),
+  type: fc.constant('ward'),
+  title: fc.string({ maxLength: 4 }),
+  body: fc.constant('b'),
+  facility: fc.constantFrom(null, 'A', 'B'),
+  to: fc.oneof(fc.constant([]), fc.uniqueArray(fc.constantFrom('nurse', 'other'), { minLength: 1 })),
+  createdAt: fc.integer({ min: 0, max: 5 }),
+})
+
+type Step =
+  | { kind: 'list'; caller: number; query: number }
+  | { kind: 'mark'; caller: number; pick: number }
+  | { kind: 'post'; note: NewNotification; elsewhere: boolean }
+
+const STEP_ARB: fc.Arbitrary<Step> = fc.oneof(
+  // Biased towards one caller and one query, so pages are often asked again.
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('list' as const),
+      caller: fc.oneof(fc.constant(0), fc.nat()),
+      query: fc.oneof(fc.constant(0), fc.nat()),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('mark' as const), caller: fc.nat(), pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('post' as const), note: NOTE_ARB, elsewhere: fc.boolean() }) },
+)
+
+async function twoApps(t: Test, cacheBytes: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'page-cache-'))
+  const path = join(dir, 'facility.db')
+  const config = defaultConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 })
+  const remembering = await buildApp({ ...config, NOTIFICATION_PAGE_CACHE_BYTES: cacheBytes })
+  const oracle = await buildApp({ ...config, NOTIFICATION_PAGE_CACHE_BYTES: 0 })
+  // Another connection on the file: what the CLI's `notify` does.
+  const elsewhere = openDatabase(path)
+  t.teardown(async () => {
+    elsewhere.close()
+    await remembering.close()
+    await oracle.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const tokens = CALLERS.map((c) => remembering.tokens.create({ ...c, label: null }).token)
+  return { remembering, oracle, elsewhere, tokens }
+}
+
+t.test('a remembered page is the page a fresh read gives, whatever changed in between', async (t) => {
+  let lists = 0
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom(16_777_216, 3_000, 1),
+      fc.array(NOTE_ARB, { maxLength: 6 }),
+      fc.array(STEP_ARB, { minLength: 8, maxLength: 25 }),
+      async (cacheBytes, first, steps) => {
+        const sub = { teardowns: [] as (() => Promise<void> | void)[] }
+        const { remembering, oracle, elsewhere, tokens } = await twoApps(
+          { teardown: (f: () => Promise<void> | void) => sub.teardowns.push(f) } as unknown as Test,
+          cacheBytes,
+        )
+        try {
+          const here = createNotificationRepository(remembering.db)
+          const there = createNotificationRepository(elsewhere)
+          const ids = first.map((note) => here.create(note).id)
+          for (const step of steps) {
+            const token = tokens[('caller' in step ? step.caller : 0) % tokens.length] as string
+            if (step.kind === 'post') ids.push((step.elsewhere ? there : here).create(step.note).id)
+            else if (step.kind === 'mark' && ids.length > 0) {
+              const id = ids[step.pick % ids.length] as string
+              await remembering.inject({ method: 'POST', url: `/notifications/${id}/seen`, headers: bearer(token) })
+            } else if (step.kind === 'list') {
+              const url = `/notifications?${QUERIES[step.query % QUERIES.length]}`
+              const got = await remembering.inject({ url, headers: bearer(token) })
+              const want = await oracle.inject({ url, headers: bearer(token) })
+              if (got.statusCode !== 200 || got.body !== want.body) return false
+              lists++
+            }
+          }
+          return true
+        } finally {
+          for (const teardown of sub.teardowns.reverse()) await teardown()
+        }
+      },
+    ),
+    { numRuns: 60 },
+  )
+  t.ok(lists > 150, `${lists} pages compared`)
+})
+
+t.test('the same page asked again is not read again until something changes', async (t) => {
+  const { remembering, elsewhere, tokens } = await twoApps(t, 16_777_216)
+  const nurseA = bearer(tokens[0] as string)
+  const here = createNotificationRepository(remembering.db)
+  const note = { code: 'c', type: 'ward', title: 't', body: 'b', facility: 'A' }
+  const { id } = here.create(note)
+  const pageReads = async (run: () => Promise<void>) =>
+    (await statementsRunDuring(remembering.db, run)).filter((s) => s.sql.includes('UNION ALL')).length
+  const list = () => remembering.inject({ url: '/notifications?$unseen=true', headers: nurseA })
+
+  let bodies: string[] = []
+  t.equal(
+    await pageReads(async () => {
+      bodies = [(await list()).body, (await list()).body, (await list()).body]
+    }),
+    1,
+    'three identical requests, one read',
+  )
+  t.equal(new Set(bodies).size, 1)
+  t.equal(JSON.parse(bodies[0] as string).total, 1)
+
+  // A change through this app: the mark counts on the next page.
+  const marked = await remembering.inject({ method: 'POST', url: `/notifications/${id}/seen`, headers: nurseA })
+  t.equal(marked.statusCode, 200)
+  t.equal(JSON.parse((await list()).body).total, 0, 'marked seen: no longer unseen')
+
+  // A change through another connection (the CLI): it counts on the next page too.
+  createNotificationRepository(elsewhere).create(note)
+  t.equal(JSON.parse((await list()).body).total, 1, 'a notification another process wrote')
+
+  // Another caller never gets this caller's page: same account, another facility.
+  const nurseB = await remembering.inject({ url: '/notifications?$unseen=true', headers: bearer(tokens[1] as string) })
+  t.equal(JSON.parse(nurseB.body).total, 0, 'the same account in facility B sees none of A')
+})
+
+t.test('NOTIFICATION_PAGE_CACHE_BYTES=0 reads every page', async (t) => {
+  const { oracle, tokens } = await twoApps(t, 16_777_216)
+  createNotificationRepository(oracle.db).create({ code: 'c', type: 'ward', title: 't', body: 'b', facility: null })
+  const reads = await statementsRunDuring(oracle.db, async () => {
+    for (let i = 0; i < 3; i++) await oracle.inject({ url: '/notifications', headers: bearer(tokens[0] as string) })
+  })
+  t.equal(reads.filter((s) => s.sql.includes('UNION ALL')).length, 3)
+})
