@@ -229,10 +229,15 @@ export function createNotificationRepository(db: Database, options: Notification
    * Without filters, paging of whole records in time order: the page as JSON text written by SQLite
    * (what the response schema would write), or null when the query needs the general path.
    */
-  const jsonPage = db.transaction((viewer: Viewer, query: Record<string, unknown>): JsonPage | null => {
+  const jsonPage = db.transaction((viewer: Viewer, query: Record<string, unknown>, remember: boolean) => {
     const { parsed } = listFor(viewer, query)
     if (!inboxAnswers(parsed) || parsed.select) return null
     const seen = seenFilter(query.$unseen)
+    const compute = (): JsonPage => {
+      const { total, json } = inbox.jsonPage(viewer, seen, parsed)
+      return { total, json, limit: parsed.limit, skip: parsed.skip }
+    }
+    if (!remember) return compute()
     // Everything the page depends on besides the database: who asks (the role decides `to`) and what.
     const key = JSON.stringify([
       viewer.account,
@@ -243,10 +248,7 @@ export function createNotificationRepository(db: Database, options: Notification
       parsed.limit,
       parsed.skip,
     ])
-    return inboxPages.remember(key, () => {
-      const { total, json } = inbox.jsonPage(viewer, seen, parsed)
-      return { total, json, limit: parsed.limit, skip: parsed.skip }
-    })
+    return inboxPages.remember(key, compute)
   })
 
   function listFor(viewer: Viewer, query: Record<string, unknown>) {
@@ -262,7 +264,10 @@ export function createNotificationRepository(db: Database, options: Notification
     get: (viewer: Viewer, id: string): Notification => shown(viewer, toRecord(visibleRow(viewer, id))),
     list: (viewer: Viewer, query: Record<string, unknown>) => listPage(viewer, query),
     /** The list as JSON text when the inbox answers it (no filter, time order, whole records); else null. */
-    listJson: (viewer: Viewer, query: Record<string, unknown>): JsonPage | null => jsonPage(viewer, query),
+    listJson: (viewer: Viewer, query: Record<string, unknown>): JsonPage | null =>
+      // Inside a caller's open transaction the page may hold changes that are then rolled back
+      // (which leave the database's counters moved on as if they stayed): never remembered.
+      jsonPage(viewer, query, !db.inTransaction),
     /** How many notifications matching the query's filters the viewer has not marked seen. */
     unseenCount(viewer: Viewer, query: Record<string, unknown>): number {
       const { base, parsed } = listFor(viewer, { ...query, $unseen: 'true', $limit: '0', $skip: '0' })

@@ -42,7 +42,7 @@ const NOTE_ARB: fc.Arbitrary<NewNotification> = fc.record({
   title: fc.string({ maxLength: 4 }),
   body: fc.constant('b'),
   facility: fc.constantFrom(null, 'A', 'B'),
-  to: fc.oneof(fc.constant([]), fc.uniqueArray(fc.constantFrom('nurse', 'other'), { minLength: 1 })),
+  to: fc.oneof(fc.constant<string[]>([]), fc.uniqueArray(fc.constantFrom('nurse', 'other'), { minLength: 1 })),
   createdAt: fc.integer({ min: 0, max: 5 }),
 })
 
@@ -167,4 +167,19 @@ t.test('NOTIFICATION_PAGE_CACHE_BYTES=0 reads every page', async (t) => {
     for (let i = 0; i < 3; i++) await oracle.inject({ url: '/notifications', headers: bearer(tokens[0] as string) })
   })
   t.equal(reads.filter((s) => s.sql.includes('UNION ALL')).length, 3)
+})
+
+t.test('a page read inside a transaction that is then rolled back is not remembered', async (t) => {
+  const { remembering } = await twoApps(t, 16_777_216)
+  const repo = createNotificationRepository(remembering.db, { pageCacheBytes: 16_777_216 })
+  const viewer = { account: 'nurse', facility: 'A', role: 'write' as const }
+  const note = { code: 'c', type: 'ward', title: 't', body: 'b', facility: 'A' }
+  t.equal(repo.listJson(viewer, {})?.total, 0)
+  const rolledBack = remembering.db.transaction(() => {
+    repo.create(note)
+    t.equal(repo.listJson(viewer, {})?.total, 1, 'the transaction sees its own notification')
+    throw new Error('roll back')
+  })
+  t.throws(() => rolledBack(), /roll back/)
+  t.equal(repo.listJson(viewer, {})?.total, 0, 'after the rollback the page is read again')
 })
