@@ -1,37 +1,11 @@
 import t, { type Test } from 'tap'
 import { createBedRepository } from '../../db/beds.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
+import { planOf, type RanStatement, recordStatements } from './captured-statements.js'
 
 // GET /beds (db/beds.ts) never reads a facility's whole history: every statement it runs is an
 // index search (no SCAN of ward_occupants, not even of an index), with the planner hints of a
 // fresh database and after ANALYZE on real data.
-
-interface Execution {
-  sql: string
-  args: unknown[]
-}
-
-/** Every statement the app prepares from now on reports its executions, with the values bound. */
-function recordExecutions(app: TestApp) {
-  const sink: Execution[] = []
-  const prepare = app.db.prepare.bind(app.db)
-  app.db.prepare = ((sql: string) => {
-    const statement = prepare(sql)
-    const proxy: object = new Proxy(statement, {
-      get(target, key) {
-        const value = Reflect.get(target, key, target)
-        if (typeof value !== 'function') return value
-        return (...args: unknown[]) => {
-          if (['all', 'get', 'iterate', 'run'].includes(String(key))) sink.push({ sql, args })
-          const result = value.apply(target, args)
-          return result === target ? proxy : result
-        }
-      },
-    })
-    return proxy
-  }) as unknown as typeof app.db.prepare
-  return sink
-}
 
 /** Four facilities (one of them none), 40 beds each, a long history per bed. */
 function fill(app: TestApp) {
@@ -62,17 +36,14 @@ function fill(app: TestApp) {
   })()
 }
 
-function plansOf(t: Test, app: TestApp, sink: Execution[]) {
-  // Made after recordExecutions, so its statements report: the repository GET /beds calls.
+function plansOf(t: Test, app: TestApp, sink: RanStatement[]) {
+  // Made after recordStatements, so its statements report: the repository GET /beds calls.
   const beds = createBedRepository(app.db)
   for (const facility of ['A', 'B', null]) {
     sink.length = 0
     t.equal(beds.list(facility).length, 40, `${facility}: 40 beds`)
     const details = new Set<string>()
-    for (const { sql, args } of sink.splice(0)) {
-      const plan = app.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]
-      for (const { detail } of plan) details.add(detail)
-    }
+    for (const ran of sink.splice(0)) for (const detail of planOf(app.db, ran)) details.add(detail)
     const indexes = new Set<string>()
     for (const detail of details) {
       t.notMatch(detail, /^SCAN (ward_occupants|kept_beds|seen_beds)\b/, `${facility}: ${detail}`)
@@ -93,11 +64,12 @@ function plansOf(t: Test, app: TestApp, sink: Execution[]) {
 t.test('GET /beds: index searches only, fresh and after ANALYZE', async (t) => {
   const { app, tokens } = await buildTestApp(t)
   fill(app)
-  const sink = recordExecutions(app)
-  t.test('planner hints of a fresh database', async (t) => plansOf(t, app, sink))
+  const { ran, stop } = recordStatements(app.db)
+  t.teardown(stop)
+  t.test('planner hints of a fresh database', async (t) => plansOf(t, app, ran))
   t.test('after ANALYZE', async (t) => {
     app.db.exec('ANALYZE')
-    plansOf(t, app, sink)
+    plansOf(t, app, ran)
   })
   const res = await app.inject({ url: '/beds', headers: bearer(tokens.readA) })
   t.equal(res.json().total, 40, 'the route answers what the repository lists')

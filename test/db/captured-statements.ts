@@ -9,12 +9,14 @@ export interface RanStatement {
 const RUNS = new Set(['all', 'get', 'run', 'iterate'])
 
 /**
- * Records every statement prepared on `db` while `run` goes on, and every time it runs with its
- * parameters. Statements a repository caches keep recording until `run` ends. Plan tests EXPLAIN
- * exactly these, with these values, instead of SQL written in the test.
+ * From now on, every statement prepared on `db` reports each time it runs, with its parameters,
+ * into `ran` (a test may empty it between requests), until `stop()`. Statements prepared earlier
+ * (a repository's, at build time) do not report; those a repository prepares and caches meanwhile
+ * keep reporting. Plan tests EXPLAIN exactly these, with these values, instead of SQL written in
+ * the test: SQLite's STAT4 statistics make plans depend on the values.
  */
-export async function statementsRunDuring(db: Database, run: () => Promise<void>): Promise<RanStatement[]> {
-  const ran: RanStatement[] = []
+export function recordStatements(db: Database): { ran: RanStatement[]; stop(): void } {
+  const recorder = { ran: [] as RanStatement[], stop }
   let recording = true
   const prepare = db.prepare.bind(db)
   db.prepare = ((sql: string) => {
@@ -24,7 +26,7 @@ export async function statementsRunDuring(db: Database, run: () => Promise<void>
         const value = Reflect.get(target, property, target)
         if (typeof value !== 'function') return value
         return (...args: unknown[]) => {
-          if (recording && RUNS.has(String(property))) ran.push({ sql, params: args })
+          if (recording && RUNS.has(String(property))) recorder.ran.push({ sql, params: args })
           const result = value.apply(target, args)
           // pluck(), raw(), expand() answer the statement itself: keep answering the recording one.
           return result === target ? proxy : result
@@ -33,13 +35,22 @@ export async function statementsRunDuring(db: Database, run: () => Promise<void>
     })
     return proxy
   }) as typeof db.prepare
-  try {
-    await run()
-  } finally {
+  function stop() {
     recording = false
     db.prepare = prepare as typeof db.prepare
   }
-  return ran
+  return recorder
+}
+
+/** The statements prepared and run on `db` while `run` goes on (recordStatements). */
+export async function statementsRunDuring(db: Database, run: () => Promise<void>): Promise<RanStatement[]> {
+  const recorder = recordStatements(db)
+  try {
+    await run()
+  } finally {
+    recorder.stop()
+  }
+  return recorder.ran
 }
 
 /** The query plan of a statement that ran, with the values it ran with. */

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { createNotificationRepository } from '../../db/notifications.js'
 import { bearer, buildTestApp, type TestApp, type TestTokens } from '../helper.js'
+import { planOf, recordStatements } from './captured-statements.js'
 
 /**
  * Every list filter path the docs recommend must be an index search, never a full table scan,
@@ -152,43 +153,6 @@ async function fillTemplates(t: Test, app: TestApp, tokens: TestTokens) {
   }
 }
 
-interface Execution {
-  sql: string
-  args: unknown[]
-}
-
-/**
- * From now on, every statement the app prepares reports each execution (its SQL and its
- * arguments) to `sink.current`: what the repositories really run, with the values they bind.
- * The arguments matter: SQLite's STAT4 statistics make plans depend on the values after ANALYZE.
- */
-function recordExecutions(app: TestApp) {
-  const sink: { current: Execution[] } = { current: [] }
-  const prepare = app.db.prepare.bind(app.db)
-  const EXECUTE = new Set(['all', 'get', 'iterate', 'run'])
-  app.db.prepare = ((sql: string) => {
-    const statement = prepare(sql)
-    const proxy: object = new Proxy(statement, {
-      get(target, key) {
-        const value = Reflect.get(target, key, target)
-        if (typeof value !== 'function') return value
-        return (...args: unknown[]) => {
-          if (EXECUTE.has(String(key))) sink.current.push({ sql, args })
-          const result = value.apply(target, args)
-          return result === target ? proxy : result // pluck(), raw() ... keep reporting
-        }
-      },
-    })
-    return proxy
-  }) as unknown as typeof app.db.prepare
-  return sink
-}
-
-function plan(app: TestApp, { sql, args }: Execution): string[] {
-  const rows = app.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args)
-  return (rows as { detail: string }[]).map((row) => row.detail)
-}
-
 /** A full table scan: SCAN of the table (alias r) without an index. */
 function isTableScan(detail: string): boolean {
   const scan = new RegExp(`^SCAN (r|${TABLES.join('|')})\\b`).test(detail)
@@ -205,21 +169,22 @@ async function check(t: Test, analyzed: boolean) {
   fill(app)
   await fillTemplates(t, app, tokens)
   if (analyzed) app.db.exec('ANALYZE')
-  const sink = recordExecutions(app)
+  const recorder = recordStatements(app.db)
+  t.teardown(recorder.stop)
   let captured = 0
   for (const { url, token, index } of CASES) {
-    sink.current = []
+    recorder.ran.length = 0
     const res = await app.inject({ url, headers: bearer(tokens[token]) })
     t.equal(res.statusCode, 200, `${url} answers`)
     // (an unfiltered unseen count reads the inbox counters, migration 11)
-    const lists = sink.current.filter(({ sql }) =>
+    const lists = recorder.ran.filter(({ sql }) =>
       /\bFROM (ward_occupants|form_templates|notifications) r\b|\bFROM notification_\w+_counts\b/.test(sql),
     )
     t.ok(lists.length > 0, `${url} (${token}): its statements were recorded`)
     captured += lists.length
     for (const execution of lists) {
       const { sql } = execution
-      const details = plan(app, execution)
+      const details = planOf(app.db, execution)
       // Ward occupants are held to the stricter rule: a facility-bound token reads its facility only.
       const strict = SCOPED.includes(token) && url.startsWith('/ward-occupants')
       const bad = details.filter(strict ? isAnyScan : isTableScan)
