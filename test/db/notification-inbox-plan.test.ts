@@ -50,6 +50,9 @@ const QUERIES: Record<string, unknown>[] = [
   { $sort: { createdAt: '-1' }, $limit: '50' },
   { $sort: { createdAt: '-1' }, $limit: '50', $unseen: 'true' },
   { $sort: { createdAt: '-1' }, $limit: '50', $skip: '50', $unseen: 'true' },
+  // Pages larger than some audiences' matches: those audiences are capped by their counters.
+  { $limit: '1000', $unseen: 'true' },
+  { $sort: { createdAt: '-1' }, $limit: '1000', $unseen: 'false' },
 ]
 
 for (const analyzed of [false, true]) {
@@ -76,6 +79,12 @@ for (const analyzed of [false, true]) {
     await repo.markSeen(viewers[0] as Viewer, first?.id as string)
     const inbox = texts.filter((sql) => /notification_\w+_counts|INDEXED BY|notification_seen \(/.test(sql))
     t.ok(inbox.length >= 6, 'the counters, the pages and the mark were recorded')
+    const capped = /SELECT \* FROM \(SELECT r\./
+    const uncapped = /(FROM \(|UNION ALL )SELECT r\./
+    t.ok(
+      inbox.some((sql) => capped.test(sql)) && inbox.some((sql) => uncapped.test(sql)),
+      'pages with capped and with uncapped audiences were recorded',
+    )
     for (const sql of inbox) {
       const details = planOf(db, sql)
       if (process.env.SHOW_PLANS) t.comment(`${sql}\n${details.join('\n')}`)
