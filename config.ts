@@ -103,18 +103,18 @@ export const ConfigSchema = Type.Object({
   }),
   FEED_MAX_STREAMS: Type.Integer({ minimum: 1, default: 2000, description: 'open streams in all' }),
   FEED_MAX_STREAMS_PER_TOKEN: Type.Integer({ minimum: 1, default: 10, description: 'open streams per token' }),
+  FEED_BUFFER_BYTES: Type.Integer({
+    minimum: 16_384,
+    maximum: 268_435_456,
+    default: 1_048_576,
+    description: 'unsent bytes a slow stream may hold before it is closed (the client resumes by id)',
+  }),
   NOTIFICATION_PAGE_CACHE_BYTES: Type.Integer({
     minimum: 0,
     maximum: 1_073_741_824,
     default: 16_777_216,
     description:
       'memory for notification pages remembered until the database next changes (a ward polls the same pages); 0 turns it off',
-  }),
-  FEED_BUFFER_BYTES: Type.Integer({
-    minimum: 16_384,
-    maximum: 268_435_456,
-    default: 1_048_576,
-    description: 'unsent bytes a slow stream may hold before it is closed (the client resumes by id)',
   }),
 })
 

@@ -18,7 +18,8 @@ interface Remembered<T> {
  * database (the caller passes the viewer and the query), never shared between keys.
  *
  * `remember` must be called first thing inside the read transaction that computes the answer, so
- * the counters and the rows come from one snapshot.
+ * the counters and the rows come from one snapshot, and never inside a transaction that may still
+ * roll back (the counters would stay moved on while the rows went back).
  */
 export function createReadMemo<T>(db: Database, maxBytes: number, sizeOf: (value: T) => number) {
   const state = db.prepare<[], string>("SELECT data_version || ',' || total_changes() FROM pragma_data_version").pluck()

@@ -58,3 +58,13 @@ t.test('whole numbers only: "1e9" is not read as 1', async (t) => {
   }
   t.equal(loadConfig({ RENDER_TIMEOUT_MS: ' 2000 ' }).RENDER_TIMEOUT_MS, 2000)
 })
+
+t.test(
+  'NOTIFICATION_PAGE_CACHE_BYTES: 16 MiB by default, 0 turns it off, negative or over 1 GiB refused',
+  async (t) => {
+    t.equal(loadConfig({}).NOTIFICATION_PAGE_CACHE_BYTES, 16_777_216)
+    t.equal(loadConfig({ NOTIFICATION_PAGE_CACHE_BYTES: '0' }).NOTIFICATION_PAGE_CACHE_BYTES, 0)
+    for (const text of ['-1', '1073741825', '16MB', '1e6'])
+      t.throws(() => loadConfig({ NOTIFICATION_PAGE_CACHE_BYTES: text }), /NOTIFICATION_PAGE_CACHE_BYTES=/, text)
+  },
+)
