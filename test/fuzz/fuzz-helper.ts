@@ -17,11 +17,13 @@ import { SEED as NOTIFICATION_SEED } from '../routes/notifications-fixtures.js'
  */
 
 export const NUM_RUNS = Number(process.env.FUZZ_RUNS ?? 200)
+/** FUZZ_SEED replays a run reported by a failure (its `seed:`). */
+const SEED = process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}
 
 /** fc.assert with a counterexample report cut short (bodies may be a megabyte long). */
 export async function check<Ts>(property: fc.IAsyncProperty<Ts>, numRuns = NUM_RUNS): Promise<void> {
   try {
-    await fc.assert(property, { numRuns })
+    await fc.assert(property, { numRuns, ...SEED })
   } catch (error) {
     if (error instanceof Error && error.message.length > 4000) {
       error.message = `${error.message.slice(0, 4000)} … (${error.message.length} characters)`

@@ -73,7 +73,9 @@ export const REFERENCE_FIELDS: Record<string, Record<string, Spec>> = {
 
 /** The query string as the service's clients encode it and qs reads it (the options docs/API.md states). */
 export function parseQuery(text: string): Record<string, unknown> {
-  return qs.parse(text, { depth: 5, arrayLimit: 1000, parameterLimit: 1000, plainObjects: true, allowPrototypes: true })
+  // A URL's parser (WHATWG, which inject goes through) drops raw tabs and line breaks; a real
+  // request line cannot even hold them. So `?\n=x` reaches the service as `?=x`.
+  return qs.parse(text.replace(/[\t\n\r]/g, ''), { depth: 5, arrayLimit: 1000, parameterLimit: 1000, plainObjects: true, allowPrototypes: true })
 }
 
 class Invalid extends Error {}
