@@ -75,7 +75,10 @@ async function writer() {
   if (plan.writeToken) headers.authorization = `Bearer ${plan.writeToken}`
   return (body) =>
     fetch(`${plan.url}/ward-occupants`, { method: 'POST', headers, body: JSON.stringify(body) }).then(
-      async (res) => (await res.arrayBuffer(), res.ok),
+      async (res) => {
+        await res.arrayBuffer()
+        return res.ok
+      },
       () => false,
     )
 }

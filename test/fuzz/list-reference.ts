@@ -75,7 +75,13 @@ export const REFERENCE_FIELDS: Record<string, Record<string, Spec>> = {
 export function parseQuery(text: string): Record<string, unknown> {
   // A URL's parser (WHATWG, which inject goes through) drops raw tabs and line breaks; a real
   // request line cannot even hold them. So `?\n=x` reaches the service as `?=x`.
-  return qs.parse(text.replace(/[\t\n\r]/g, ''), { depth: 5, arrayLimit: 1000, parameterLimit: 1000, plainObjects: true, allowPrototypes: true })
+  return qs.parse(text.replace(/[\t\n\r]/g, ''), {
+    depth: 5,
+    arrayLimit: 1000,
+    parameterLimit: 1000,
+    plainObjects: true,
+    allowPrototypes: true,
+  })
 }
 
 class Invalid extends Error {}
