@@ -65,7 +65,8 @@ const STEP_ARB: fc.Arbitrary<Step> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('post' as const), note: NOTE_ARB, elsewhere: fc.boolean() }) },
 )
 
-async function twoApps(t: Test, cacheBytes: number) {
+/** Two apps on one new database file, and a third connection to it; `close()` removes them all. */
+async function twoApps(cacheBytes: number) {
   const dir = mkdtempSync(join(tmpdir(), 'page-cache-'))
   const path = join(dir, 'facility.db')
   const config = defaultConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 })
@@ -73,14 +74,20 @@ async function twoApps(t: Test, cacheBytes: number) {
   const oracle = await buildApp({ ...config, NOTIFICATION_PAGE_CACHE_BYTES: 0 })
   // Another connection on the file: what the CLI's `notify` does.
   const elsewhere = openDatabase(path)
-  t.teardown(async () => {
+  async function close() {
     elsewhere.close()
     await remembering.close()
     await oracle.close()
     rmSync(dir, { recursive: true, force: true })
-  })
+  }
   const tokens = CALLERS.map((c) => remembering.tokens.create({ ...c, label: null }).token)
-  return { remembering, oracle, elsewhere, tokens }
+  return { remembering, oracle, elsewhere, tokens, close }
+}
+
+async function twoAppsFor(t: Test, cacheBytes: number) {
+  const apps = await twoApps(cacheBytes)
+  t.teardown(apps.close)
+  return apps
 }
 
 t.test('a remembered page is the page a fresh read gives, whatever changed in between', async (t) => {
@@ -91,11 +98,7 @@ t.test('a remembered page is the page a fresh read gives, whatever changed in be
       fc.array(NOTE_ARB, { maxLength: 6 }),
       fc.array(STEP_ARB, { minLength: 8, maxLength: 25 }),
       async (cacheBytes, first, steps) => {
-        const sub = { teardowns: [] as (() => Promise<void> | void)[] }
-        const { remembering, oracle, elsewhere, tokens } = await twoApps(
-          { teardown: (f: () => Promise<void> | void) => sub.teardowns.push(f) } as unknown as Test,
-          cacheBytes,
-        )
+        const { remembering, oracle, elsewhere, tokens, close } = await twoApps(cacheBytes)
         try {
           const here = createNotificationRepository(remembering.db)
           const there = createNotificationRepository(elsewhere)
@@ -116,7 +119,7 @@ t.test('a remembered page is the page a fresh read gives, whatever changed in be
           }
           return true
         } finally {
-          for (const teardown of sub.teardowns.reverse()) await teardown()
+          await close()
         }
       },
     ),
@@ -126,7 +129,7 @@ t.test('a remembered page is the page a fresh read gives, whatever changed in be
 })
 
 t.test('the same page asked again is not read again until something changes', async (t) => {
-  const { remembering, elsewhere, tokens } = await twoApps(t, 16_777_216)
+  const { remembering, elsewhere, tokens } = await twoAppsFor(t, 16_777_216)
   const nurseA = bearer(tokens[0] as string)
   const here = createNotificationRepository(remembering.db)
   const note = { code: 'c', type: 'ward', title: 't', body: 'b', facility: 'A' }
@@ -161,7 +164,7 @@ t.test('the same page asked again is not read again until something changes', as
 })
 
 t.test('NOTIFICATION_PAGE_CACHE_BYTES=0 reads every page', async (t) => {
-  const { oracle, tokens } = await twoApps(t, 16_777_216)
+  const { oracle, tokens } = await twoAppsFor(t, 16_777_216)
   createNotificationRepository(oracle.db).create({ code: 'c', type: 'ward', title: 't', body: 'b', facility: null })
   const reads = await statementsRunDuring(oracle.db, async () => {
     for (let i = 0; i < 3; i++) await oracle.inject({ url: '/notifications', headers: bearer(tokens[0] as string) })
@@ -170,7 +173,7 @@ t.test('NOTIFICATION_PAGE_CACHE_BYTES=0 reads every page', async (t) => {
 })
 
 t.test('a page read inside a transaction that is then rolled back is not remembered', async (t) => {
-  const { remembering } = await twoApps(t, 16_777_216)
+  const { remembering } = await twoAppsFor(t, 16_777_216)
   const repo = createNotificationRepository(remembering.db, { pageCacheBytes: 16_777_216 })
   const viewer = { account: 'nurse', facility: 'A', role: 'write' as const }
   const note = { code: 'c', type: 'ward', title: 't', body: 'b', facility: 'A' }
