@@ -73,9 +73,11 @@ export const REFERENCE_FIELDS: Record<string, Record<string, Spec>> = {
 
 /** The query string as the service's clients encode it and qs reads it (the options docs/API.md states). */
 export function parseQuery(text: string): Record<string, unknown> {
-  // A URL's parser (WHATWG, which inject goes through) drops raw tabs and line breaks; a real
-  // request line cannot even hold them. So `?\n=x` reaches the service as `?=x`.
-  return qs.parse(text.replace(/[\t\n\r]/g, ''), {
+  // What reaches the service is the query as a URL's parser (WHATWG, which inject goes through)
+  // leaves it: a raw `#` starts the fragment, raw tabs and line breaks are dropped (a real request
+  // line cannot even hold them). So `?#=x` reaches the service as no query at all.
+  const delivered = new URL(`http://localhost/?${text}`).search.slice(1)
+  return qs.parse(delivered, {
     depth: 5,
     arrayLimit: 1000,
     parameterLimit: 1000,
