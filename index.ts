@@ -6,7 +6,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
-import { ROLES } from './db/tokens.js'
+import { ROLES } from './domain/principal.js'
 
 export { ConfigError }
 

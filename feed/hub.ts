@@ -1,5 +1,7 @@
-import type { FeedLog } from '../db/feed.js'
-import type { Principal, TokenInfo } from '../db/tokens.js'
+import type { FeedLog } from '../db/repositories/feed.js'
+import type { TokenInfo } from '../db/repositories/tokens.js'
+import type { Principal } from '../domain/principal.js'
+import { tokenRefusal } from '../domain/principal.js'
 import type { FeedStream } from './stream.js'
 import { FeedDelivery } from './views.js'
 
@@ -169,7 +171,7 @@ export class FeedHub {
       let ok = valid.get(id)
       if (ok === undefined) {
         const info = lookup(id)
-        ok = info !== undefined && info.revokedAt === null && (info.expiresAt === null || info.expiresAt > now)
+        ok = info !== undefined && tokenRefusal(info, now) === null
         valid.set(id, ok)
       }
       if (!ok) stream.end('token')

@@ -1,9 +1,10 @@
 import sseModule, { type SSEPluginOptions } from '@fastify/sse'
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { createFeedLog, type FeedLog, onFeedAppend } from '../db/feed.js'
-import type { Principal } from '../db/tokens.js'
+import { createFeedLog, type FeedLog, onFeedAppend } from '../db/repositories/feed.js'
 import { writeQueue } from '../db/write-queue.js'
+import type { Principal } from '../domain/principal.js'
+import { tokenRefusal } from '../domain/principal.js'
 import { FeedHub } from './hub.js'
 import { StreamTickets } from './tickets.js'
 
@@ -58,7 +59,7 @@ export default fp<FeedOptions>(
     function redeemTicket(ticket: string): Principal | null {
       const tokenId = tickets.redeem(ticket)
       const info = tokenId === null ? undefined : fastify.tokens.get(tokenId)
-      if (!info || info.revokedAt !== null || (info.expiresAt !== null && info.expiresAt <= Date.now())) return null
+      if (!info || tokenRefusal(info, Date.now()) !== null) return null
       return { tokenId: info.tokenId, account: info.account, role: info.role, facility: info.facility }
     }
 

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http'
-import type { FeedResource } from '../db/feed.js'
-import type { Principal } from '../db/tokens.js'
+import type { FeedResource } from '../db/repositories/feed.js'
+import type { Principal } from '../domain/principal.js'
 import { type FeedDelivery, sseFrame } from './views.js'
 
 export type StreamEnd = 'client' | 'overflow' | 'token' | 'shutdown'

@@ -1,15 +1,15 @@
 import fastJsonStringify from 'fast-json-stringify'
-import type { FeedEvent, FeedResource } from '../db/feed.js'
+import type { FeedEvent, FeedResource } from '../db/repositories/feed.js'
 import {
   learnsOf,
   mayRead,
   type NotificationSnapshot,
   snapshotForViewer,
   type Viewer,
-} from '../db/notification-audience.js'
-import { FormTemplate } from '../routes/form-templates/schema.js'
-import { Notification } from '../routes/notifications/schema.js'
-import { WardOccupant } from '../routes/ward-occupants/schema.js'
+} from '../db/repositories/notification-audience.js'
+import { FormTemplate } from '../schemas/form-templates.js'
+import { Notification } from '../schemas/notifications.js'
+import { WardOccupant } from '../schemas/ward-occupants.js'
 
 // The serializers of the records' response schemas, the ones GET /<resource>/:id answers with, so
 // an event's data never holds a field that GET would not show.

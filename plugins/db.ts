@@ -1,12 +1,12 @@
 import type { Database } from 'better-sqlite3'
 import fp from 'fastify-plugin'
-import { type AuditLog, createAuditLog } from '../db/audit.js'
 import { applyBedPolicy, type BedPolicy } from '../db/bed-policy.js'
 import { openDatabase } from '../db/connection.js'
+import { type AuditLog, createAuditLog } from '../db/repositories/audit.js'
+import { createTokenRepository, type TokenRepository } from '../db/repositories/tokens.js'
 import { FAULT_MESSAGES, type StorageState, storageState } from '../db/storage-faults.js'
-import { createTokenRepository, type TokenRepository } from '../db/tokens.js'
+import { withTokenCache } from '../db/token-cache.js'
 import { writeQueue } from '../db/write-queue.js'
-import { withTokenCache } from './token-cache.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

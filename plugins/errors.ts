@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import fp from 'fastify-plugin'
 import { faultOfError, RETRY_AFTER_SECONDS, storageError } from '../db/storage-faults.js'
-import { ErrorBody } from './schemas.js'
+import { ErrorBody } from '../schemas/common.js'
 
 type SchemaContext = Parameters<NonNullable<import('fastify').FastifyServerOptions['schemaErrorFormatter']>>[1]
 

@@ -1,19 +1,6 @@
 import { EventEmitter } from 'node:events'
 import fp from 'fastify-plugin'
-import type { Principal } from '../db/tokens.js'
-
-export interface WardOccupantEvent {
-  type: 'occupied' | 'discharged' | 'reopened'
-  occupant: { id: string; facility?: string; bed: string; room?: string; encounter: string; occupiedBy: string }
-  actor: Principal
-  at: number
-}
-
-export interface ServiceEvents {
-  'ward-occupant': [WardOccupantEvent]
-}
-
-export type ServiceEventBus = EventEmitter<ServiceEvents>
+import type { ServiceEventBus, ServiceEvents } from '../domain/ward-events.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

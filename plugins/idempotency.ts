@@ -3,7 +3,7 @@ import createError from '@fastify/error'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { createIdempotencyKeys, type StoredAnswer } from '../db/idempotency-keys.js'
+import { createIdempotencyKeys, type StoredAnswer } from '../db/repositories/idempotency-keys.js'
 import { writeQueue } from '../db/write-queue.js'
 
 declare module 'fastify' {

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer'
 import createError from '@fastify/error'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { InvalidBodyError, unstorableValue } from '../db/json-values.js'
+import { InvalidBodyError, unstorableValue } from '../lib/json-values.js'
 
 export const UnsupportedCharsetError = createError('UNSUPPORTED_CHARSET', '%s', 415)
 export const InvalidEncodingError = createError('INVALID_ENCODING', '%s', 400)

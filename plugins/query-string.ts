@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import qs from 'qs'
-import { InvalidQueryError } from '../db/query.js'
+import { InvalidQueryError } from '../db/query/query.js'
 
 /** Where the parser leaves the reason a query string was refused (Fastify's parser may not throw). */
 const REFUSED = Symbol('query string refused')

@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { createReadLog, type ReadOperation } from '../db/read-log.js'
+import { createReadLog, type ReadOperation } from '../db/repositories/read-log.js'
 import { faultOfError } from '../db/storage-faults.js'
 import { writeQueue } from '../db/write-queue.js'
-import { queryNames } from './log-serializers.js'
+import { queryNames } from '../http/log-serializers.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

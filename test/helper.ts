@@ -1,7 +1,7 @@
 import type { Test } from 'tap'
 import { buildApp } from '../app.js'
 import { type Config, defaultConfig } from '../config.js'
-import type { Role } from '../db/tokens.js'
+import type { Role } from '../domain/principal.js'
 
 export type TestApp = Awaited<ReturnType<typeof buildApp>>
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { createReadLog } from '../../db/read-log.js'
-import { errorResponses, Timestamp } from '../../plugins/schemas.js'
+import { createReadLog } from '../../db/repositories/read-log.js'
+import { errorResponses, Timestamp } from '../../schemas/common.js'
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 

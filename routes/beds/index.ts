@@ -1,9 +1,9 @@
 import createError from '@fastify/error'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { createBedRepository } from '../../db/beds.js'
-import type { Principal } from '../../db/tokens.js'
-import { errorResponses } from '../../plugins/schemas.js'
-import { BedList, BedsQuery } from './schema.js'
+import { createBedRepository } from '../../db/repositories/beds.js'
+import type { Principal } from '../../domain/principal.js'
+import { BedList, BedsQuery } from '../../schemas/beds.js'
+import { errorResponses } from '../../schemas/common.js'
 
 const OtherFacilityError = createError(
   'FACILITY_FORBIDDEN',

@@ -1,9 +1,8 @@
 import createError from '@fastify/error'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { FEED_RESOURCES, type FeedResource } from '../../db/feed.js'
 import { FeedStream } from '../../feed/stream.js'
-import { errorResponses, NoBody } from '../../plugins/schemas.js'
-import { EventStream, EventsQuery, StreamTicket } from './schema.js'
+import { errorResponses, NoBody } from '../../schemas/common.js'
+import { EventStream, EventsQuery, FEED_RESOURCES, type FeedResource, StreamTicket } from '../../schemas/events.js'
 
 const TooManyStreamsError = createError('TOO_MANY_STREAMS', '%s', 429)
 const InvalidLastEventIdError = createError(

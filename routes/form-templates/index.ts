@@ -1,14 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { FORM_TEMPLATE_FIELDS } from '../../db/form-template-content.js'
-import { createFormTemplateRepository } from '../../db/form-templates.js'
-import { facilityForCreate } from '../../plugins/auth.js'
-import { ifMatchOf, withEtag } from '../../plugins/http.js'
+import { FORM_TEMPLATE_FIELDS } from '../../db/repositories/form-template-content.js'
+import { createFormTemplateRepository } from '../../db/repositories/form-templates.js'
+import { listParameters } from '../../http/list-parameters.js'
+import { ifMatchOf, withEtag } from '../../http/reply.js'
+import { facilityForCreate } from '../../plugins/auth/index.js'
 import { answerWrite } from '../../plugins/idempotency.js'
-import { listParameters } from '../../plugins/list-parameters.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
-import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
+import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../schemas/common.js'
+import { FormTemplate, FormTemplateCreate, FormTemplatePatch } from '../../schemas/form-templates.js'
 import renderRoutes from './render.js'
-import { FormTemplate, FormTemplateCreate, FormTemplatePatch } from './schema.js'
 
 const tags = ['form templates']
 

@@ -1,12 +1,12 @@
 import createError from '@fastify/error'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FormTemplateRepository } from '../../db/form-templates.js'
-import { refuseDeepNesting } from '../../db/json-values.js'
-import type { Principal } from '../../db/tokens.js'
-import type { RenderEngine } from '../../plugins/render/sandbox.js'
-import { errorResponses, IdParams, StringEnum } from '../../plugins/schemas.js'
-import { FORM_TEMPLATE_LIMITS } from './schema.js'
+import type { FormTemplateRepository } from '../../db/repositories/form-templates.js'
+import type { Principal } from '../../domain/principal.js'
+import { refuseDeepNesting } from '../../lib/json-values.js'
+import type { RenderEngine } from '../../render/sandbox.js'
+import { errorResponses, IdParams, StringEnum } from '../../schemas/common.js'
+import { FORM_TEMPLATE_LIMITS } from '../../schemas/form-templates.js'
 
 export const DEFAULT_ENGINE: RenderEngine = 'pug'
 

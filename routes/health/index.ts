@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { FAULT_MESSAGES } from '../../db/storage-faults.js'
-import { ErrorBody, Timestamp } from '../../plugins/schemas.js'
+import { ErrorBody, Timestamp } from '../../schemas/common.js'
 
 const Health = Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') })
 const Unhealthy = Type.Object({

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { fieldsFor } from '../../db/notification-audience.js'
-import { createNotificationRepository } from '../../db/notifications.js'
-import { sendJson, withEtag } from '../../plugins/http.js'
+import { fieldsFor } from '../../db/repositories/notification-audience.js'
+import { createNotificationRepository } from '../../db/repositories/notifications.js'
+import { listParameters } from '../../http/list-parameters.js'
+import { sendJson, withEtag } from '../../http/reply.js'
 import { answerWrite } from '../../plugins/idempotency.js'
-import { listParameters } from '../../plugins/list-parameters.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
-import { errorResponses, IdParams, ListEnvelope, listItem, NoBody } from '../../plugins/schemas.js'
-import { Notification, NotificationListQuery, UnseenCount } from './schema.js'
+import { errorResponses, IdParams, ListEnvelope, listItem, NoBody } from '../../schemas/common.js'
+import { Notification, NotificationListQuery, UnseenCount } from '../../schemas/notifications.js'
 
 /** Every field an admin may filter on (`to` is admin-only), plus $unseen. */
 const NOTIFICATION_PARAMETERS = listParameters(

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { createWardOccupantRepository, WARD_OCCUPANT_FIELDS } from '../../db/ward-occupants.js'
-import { facilityForCreate } from '../../plugins/auth.js'
-import { ifMatchOf, sendJson, withEtag } from '../../plugins/http.js'
+import { createWardOccupantRepository, WARD_OCCUPANT_FIELDS } from '../../db/repositories/ward-occupants.js'
+import { listParameters } from '../../http/list-parameters.js'
+import { ifMatchOf, sendJson, withEtag } from '../../http/reply.js'
+import { facilityForCreate } from '../../plugins/auth/index.js'
 import { answerWrite } from '../../plugins/idempotency.js'
-import { listParameters } from '../../plugins/list-parameters.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
-import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../plugins/schemas.js'
-import { WardOccupant, WardOccupantCreate, WardOccupantPatch } from './schema.js'
+import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../schemas/common.js'
+import { WardOccupant, WardOccupantCreate, WardOccupantPatch } from '../../schemas/ward-occupants.js'
 
 const tags = ['ward occupants']
 

@@ -12,7 +12,7 @@ import {
 import { feathers } from '@feathersjs/feathers'
 import restModule from '@feathersjs/rest-client'
 import t from 'tap'
-import type { WardOccupant } from '../../routes/ward-occupants/schema.js'
+import type { WardOccupant } from '../../schemas/ward-occupants.js'
 import { buildTestApp, type TestApp } from '../helper.js'
 
 // A CommonJS module whose module.exports is the function itself (its types only know `.default`).

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { createBedRepository } from '../../db/beds.js'
+import { createBedRepository } from '../../db/repositories/beds.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 import { planOf, type RanStatement, recordStatements } from './captured-statements.js'
 

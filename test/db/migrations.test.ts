@@ -5,7 +5,7 @@ import { buildApp } from '../../app.js'
 import { defaultConfig } from '../../config.js'
 import { openDatabase } from '../../db/connection.js'
 import { latestVersion, loadMigrations, migrate, parseMigrations } from '../../db/migrations.js'
-import { createTokenRepository } from '../../db/tokens.js'
+import { createTokenRepository } from '../../db/repositories/tokens.js'
 import { bearer } from '../helper.js'
 
 t.test('a fresh file gets every migration, WAL and durable commits', async (t) => {

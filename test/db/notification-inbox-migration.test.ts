@@ -3,7 +3,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
 import { openDatabase } from '../../db/connection.js'
 import { loadMigrations, migrate } from '../../db/migrations.js'
-import { createNotificationRepository, type Viewer } from '../../db/notifications.js'
+import { createNotificationRepository, type Viewer } from '../../db/repositories/notifications.js'
 
 /** The inbox migration fills its counters and addressee columns from what the database already holds. */
 

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3'
 import t from 'tap'
 import { openDatabase } from '../../db/connection.js'
-import { createNotificationRepository, type Viewer } from '../../db/notifications.js'
+import { createNotificationRepository, type Viewer } from '../../db/repositories/notifications.js'
 import { planOf, recordStatements } from './captured-statements.js'
 
 /**

@@ -2,8 +2,8 @@ import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import t from 'tap'
 import { openDatabase } from '../../db/connection.js'
-import { createNotificationRepository, type Viewer } from '../../db/notifications.js'
-import type { Role } from '../../db/tokens.js'
+import { createNotificationRepository, type Viewer } from '../../db/repositories/notifications.js'
+import type { Role } from '../../domain/principal.js'
 
 /**
  * The inbox (migration 11: counters and index ranges) against an in-memory model of the rule in

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { createNotificationRepository } from '../../db/notifications.js'
+import { createNotificationRepository } from '../../db/repositories/notifications.js'
 import { bearer, buildTestApp, type TestApp, type TestTokens } from '../helper.js'
 import { planOf, recordStatements } from './captured-statements.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { FeedEvent } from '../../db/feed.js'
+import type { FeedEvent } from '../../db/repositories/feed.js'
 import { FeedDelivery } from '../../feed/views.js'
 
 // The hub offers an event only to its facility's streams and to those without a facility; the view

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import t from 'tap'
-import { ITEM_TYPES } from '../../routes/form-templates/schema.js'
+import { ITEM_TYPES } from '../../schemas/form-templates.js'
 import { bearer } from '../helper.js'
 import {
   anyBodyArb,

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import qs from 'qs'
 import t from 'tap'
-import { FORM_TEMPLATE_FIELDS } from '../../db/form-template-content.js'
-import { NOTIFICATION_FIELDS } from '../../db/notifications.js'
-import { WARD_OCCUPANT_FIELDS } from '../../db/ward-occupants.js'
+import { FORM_TEMPLATE_FIELDS } from '../../db/repositories/form-template-content.js'
+import { NOTIFICATION_FIELDS } from '../../db/repositories/notifications.js'
+import { WARD_OCCUPANT_FIELDS } from '../../db/repositories/ward-occupants.js'
 import { bearer } from '../helper.js'
 import {
   buildFuzzApp,

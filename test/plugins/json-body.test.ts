@@ -1,5 +1,5 @@
 import t from 'tap'
-import { unstorableValue } from '../../db/json-values.js'
+import { unstorableValue } from '../../lib/json-values.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 
 const admit = '{"encounter":"ENC","bed":"B-1","occupiedBy":"patient-1"}'

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
 import { openDatabase } from '../../db/connection.js'
-import { createTokenRepository } from '../../db/tokens.js'
+import { createTokenRepository } from '../../db/repositories/tokens.js'
 import { startServer, stopServer } from './server-process.js'
 
 // `npm run crash-test` runs more rounds; the regular suite runs a few.

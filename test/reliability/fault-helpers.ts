@@ -2,7 +2,7 @@ import { Writable } from 'node:stream'
 import type { Test } from 'tap'
 import { buildApp } from '../../app.js'
 import { type Config, defaultConfig } from '../../config.js'
-import type { Role } from '../../db/tokens.js'
+import type { Role } from '../../domain/principal.js'
 
 export interface LogLine {
   level: number

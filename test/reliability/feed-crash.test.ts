@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
 import { openDatabase } from '../../db/connection.js'
-import { createTokenRepository } from '../../db/tokens.js'
+import { createTokenRepository } from '../../db/repositories/tokens.js'
 import { openStream } from '../feed/helpers.js'
 import { startServer, stopServer } from './server-process.js'
 

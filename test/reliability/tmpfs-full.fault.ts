@@ -6,7 +6,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
 import { runCli } from '../../cli.js'
 import { openDatabase } from '../../db/connection.js'
-import { createTokenRepository } from '../../db/tokens.js'
+import { createTokenRepository } from '../../db/repositories/tokens.js'
 import { startServer, stopServer } from './server-process.js'
 
 /**

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { createCompiler } from '../../plugins/render/compiler.js'
-import { RenderError } from '../../plugins/render/errors.js'
+import { createCompiler } from '../../render/compiler.js'
+import { RenderError } from '../../render/errors.js'
 
 /** About 180 KB that pug's attribute lexer takes seconds over (and then refuses). */
 const slow = (n: number) => `p(${'a=1 '.repeat(45_000)}) slow ${n}`

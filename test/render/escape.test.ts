@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import type { RenderEngine } from '../../plugins/render/sandbox.js'
+import type { RenderEngine } from '../../render/sandbox.js'
 import { job, rejection, testRenderer } from './helpers.js'
 
 /**

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createFairQueue } from '../../plugins/render/fair-queue.js'
+import { createFairQueue } from '../../render/fair-queue.js'
 
 /** Runs the queue like the compiler does: one job at a time, `finished` after each. */
 function serve(queue: ReturnType<typeof createFairQueue<string>>, onServed: (job: string) => void, max: number) {

@@ -7,7 +7,7 @@ import {
   type RendererOptions,
   type RenderJob,
   type RenderLimits,
-} from '../../plugins/render/sandbox.js'
+} from '../../render/sandbox.js'
 
 export const DEFAULT_LIMITS: RenderLimits = { timeoutMs: 1000, memoryMb: 32, maxOutputBytes: 2_097_152 }
 

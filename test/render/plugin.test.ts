@@ -1,6 +1,6 @@
 import Fastify from 'fastify'
 import t from 'tap'
-import rendererPlugin from '../../plugins/render/index.js'
+import rendererPlugin from '../../render/index.js'
 import { DEFAULT_LIMITS } from './helpers.js'
 
 t.test('the plugin decorates fastify.renderer and render errors answer 422', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { MAX_DATA_DEPTH } from '../../plugins/render/render-data.js'
+import { MAX_DATA_DEPTH } from '../../render/render-data.js'
 import { job, rejection, testRenderer } from './helpers.js'
 
 // What the WebAssembly sandbox (plugins/render/quickjs.ts) promises beyond the engine-neutral

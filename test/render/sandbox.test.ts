@@ -1,5 +1,5 @@
 import t from 'tap'
-import { RENDER_ENGINES, type RenderEngine } from '../../plugins/render/sandbox.js'
+import { RENDER_ENGINES, type RenderEngine } from '../../render/sandbox.js'
 import { job, rejection, testRenderer } from './helpers.js'
 
 const record = {

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { runCli } from '../../cli.js'
 import { openDatabase } from '../../db/connection.js'
-import { createReadLog } from '../../db/read-log.js'
+import { createReadLog } from '../../db/repositories/read-log.js'
 import { writeQueue } from '../../db/write-queue.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 

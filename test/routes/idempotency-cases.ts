@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3'
-import { createNotificationRepository } from '../../db/notifications.js'
+import { createNotificationRepository } from '../../db/repositories/notifications.js'
 
 /** What one write route needs for an Idempotency-Key test: a record to act on, the request. */
 export interface WriteCase {

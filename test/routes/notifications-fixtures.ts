@@ -1,4 +1,4 @@
-import { createNotificationRepository, type NewNotification } from '../../db/notifications.js'
+import { createNotificationRepository, type NewNotification } from '../../db/repositories/notifications.js'
 import { bearer, type TestApp } from '../helper.js'
 
 const base = { code: 'bed-occupied', type: 'ward', title: 'Bed occupied', body: 'A bed was occupied.' }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createNotificationRepository } from '../../db/notifications.js'
+import { createNotificationRepository } from '../../db/repositories/notifications.js'
 import { buildTestApp, type TestApp, type TestTokens } from '../helper.js'
 import { client } from './notifications-fixtures.js'
 

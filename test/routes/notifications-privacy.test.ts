@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import { createNotificationRepository } from '../../db/notifications.js'
-import type { Role } from '../../db/tokens.js'
+import { createNotificationRepository } from '../../db/repositories/notifications.js'
+import type { Role } from '../../domain/principal.js'
 import { type Expected, expectedList } from '../fuzz/list-reference.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 import { client } from './notifications-fixtures.js'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import t from 'tap'
-import { jsonRecord } from '../../db/list.js'
+import { jsonRecord } from '../../db/query/list.js'
 import { bearer, buildTestApp } from '../helper.js'
 
 /**

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createBedRepository } from '../../db/beds.js'
+import { createBedRepository } from '../../db/repositories/beds.js'
 import { bearer } from '../helper.js'
 import { buildMatrixApp, canSee, makeRecord, snapshot, TARGETS } from './isolation-helper.js'
 

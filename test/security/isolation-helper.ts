@@ -1,6 +1,6 @@
 import type { Test } from 'tap'
-import { createNotificationRepository } from '../../db/notifications.js'
-import type { Role } from '../../db/tokens.js'
+import { createNotificationRepository } from '../../db/repositories/notifications.js'
+import type { Role } from '../../domain/principal.js'
 import { snapshot } from '../fuzz/fuzz-helper.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 

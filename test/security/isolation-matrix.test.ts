@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import type { Role } from '../../db/tokens.js'
+import type { Role } from '../../domain/principal.js'
 import { bearer } from '../helper.js'
 import {
   allows,

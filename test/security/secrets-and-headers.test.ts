@@ -4,7 +4,7 @@ import { Writable } from 'node:stream'
 import t from 'tap'
 import { buildApp, loggerOptions } from '../../app.js'
 import { defaultConfig } from '../../config.js'
-import { createTokenRepository } from '../../db/tokens.js'
+import { createTokenRepository } from '../../db/repositories/tokens.js'
 import { bearer } from '../helper.js'
 
 t.test('no token is stored or logged in clear, even at trace level', async (t) => {

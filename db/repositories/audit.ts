@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3'
+import type { Principal } from '../../domain/principal.js'
 import { createFeedLog, type FeedAction, type FeedResource } from './feed.js'
-import type { Principal } from './tokens.js'
 
 export type AuditOperation = 'create' | 'patch' | 'delete'
 

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Id, Text, Timestamp } from '../../plugins/schemas.js'
+import { Id, Text, Timestamp } from './common.js'
 
 export const WardOccupant = Type.Object(
   {

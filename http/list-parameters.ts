@@ -1,5 +1,5 @@
 import { type TObject, type TSchema, Type } from '@sinclair/typebox'
-import { type FieldMap, type FieldSpec, LIST_LIMITS, operatorsOf } from '../db/query.js'
+import { type FieldMap, type FieldSpec, LIST_LIMITS, operatorsOf } from '../db/query/query.js'
 
 /**
  * The query parameters of a list operation as the OpenAPI document shows them, generated from the

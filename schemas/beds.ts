@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Text } from '../../plugins/schemas.js'
-import { WardOccupant } from '../ward-occupants/schema.js'
+import { Text } from './common.js'
+import { WardOccupant } from './ward-occupants.js'
 
 export const BedsQuery = Type.Object(
   {

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3'
-import type { WardOccupant } from '../routes/ward-occupants/schema.js'
+import type { WardOccupant } from '../../schemas/ward-occupants.js'
 import { toRecord, type WardOccupantRow } from './ward-occupants.js'
 
 /** A bed as the board shows it: who is in it now, and who left it last. */

@@ -1,16 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Database } from 'better-sqlite3'
-import { newId } from './ids.js'
-
-export const ROLES = ['read', 'write', 'admin'] as const
-export type Role = (typeof ROLES)[number]
-
-export interface Principal {
-  tokenId: string
-  account: string
-  role: Role
-  facility: string | null
-}
+import { type Principal, type Role, type TokenRefusal, tokenRefusal } from '../../domain/principal.js'
+import { newId } from '../../lib/ids.js'
 
 export interface TokenInfo extends Principal {
   label: string | null
@@ -31,7 +22,7 @@ export type TokenCheck =
   | { ok: true; principal: Principal }
   | {
       ok: false
-      reason: 'malformed' | 'unknown' | 'expired' | 'revoked'
+      reason: TokenRefusal
       /** Set when the id exists but the secret is wrong: the failure counts against that id too. */
       wrongSecretFor?: string
     }
@@ -109,8 +100,8 @@ export function createTokenRepository(db: Database) {
       return { ok: false, reason: 'unknown' }
     }
     if (!timingSafeEqual(presented, row.secret_hash)) return { ok: false, reason: 'unknown', wrongSecretFor: row.id }
-    if (row.revoked_at !== null) return { ok: false, reason: 'revoked' }
-    if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired' }
+    const refusal = tokenRefusal({ revokedAt: row.revoked_at, expiresAt: row.expires_at }, now)
+    if (refusal !== null) return { ok: false, reason: refusal }
     return { ok: true, principal: { tokenId: row.id, account: row.account, role: row.role, facility: row.facility } }
   }
 

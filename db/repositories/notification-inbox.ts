@@ -12,7 +12,7 @@
  * as the rows they count.
  */
 import type { Database, Statement } from 'better-sqlite3'
-import type { ListQuery } from './query.js'
+import type { ListQuery } from '../query/query.js'
 
 /** What a viewer sees from: its account and facility (null: every facility). */
 interface InboxViewer {

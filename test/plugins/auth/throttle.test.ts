@@ -1,5 +1,5 @@
 import t from 'tap'
-import { bearer, buildTestApp } from '../helper.js'
+import { bearer, buildTestApp } from '../../helper.js'
 
 // The failed-authentication throttle slows down failures only: a valid token is never refused
 // because others failed from its address, or because someone tried its (public) id with a wrong

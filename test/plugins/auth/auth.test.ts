@@ -1,5 +1,5 @@
 import t from 'tap'
-import { bearer, buildTestApp } from '../helper.js'
+import { bearer, buildTestApp } from '../../helper.js'
 
 const admit = { encounter: 'enc-1', bed: 'B-1', occupiedBy: 'patient-1' }
 

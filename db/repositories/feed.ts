@@ -1,8 +1,8 @@
 import type { Database } from 'better-sqlite3'
 
-export const FEED_RESOURCES = ['ward-occupants', 'form-templates', 'notifications'] as const
-export type FeedResource = (typeof FEED_RESOURCES)[number]
-export type FeedAction = 'created' | 'patched' | 'removed'
+import type { FeedAction, FeedResource } from '../../schemas/events.js'
+
+export type { FeedAction, FeedResource }
 
 export interface FeedChange {
   resource: FeedResource

@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
-import { Id, StringEnum, Text, Timestamp } from '../../plugins/schemas.js'
+import { Id, StringEnum, Text, Timestamp } from './common.js'
 
 /** Size limits of a form template; docs/form-templates.md lists them for users. */
 export const FORM_TEMPLATE_LIMITS = {

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Id, ListQueryString, StringEnum, Timestamp } from '../../plugins/schemas.js'
+import { Id, ListQueryString, StringEnum, Timestamp } from './common.js'
 
 export const DIRECTIONS = ['inbound', 'outbound'] as const
 export type Direction = (typeof DIRECTIONS)[number]

@@ -1,5 +1,5 @@
 import { type TObject, type TSchema, Type } from '@sinclair/typebox'
-import { ID_PATTERN } from '../db/ids.js'
+import { ID_PATTERN } from '../lib/ids.js'
 
 // Primitives every resource shares, defined once.
 

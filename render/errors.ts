@@ -45,7 +45,7 @@ function truncate(message: string): string {
   return message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS)}…` : message
 }
 
-const hostRoots = [...new Set([process.cwd(), new URL('../..', import.meta.url).pathname.replace(/\/$/, '')])]
+const hostRoots = [...new Set([process.cwd(), new URL('..', import.meta.url).pathname.replace(/\/$/, '')])]
   .filter((root) => root.length > 1)
   .sort((a, b) => b.length - a.length)
 

@@ -1,7 +1,13 @@
 import type { Database } from 'better-sqlite3'
-import type { FormTemplate, FormTemplateCreate, FormTemplatePatch } from '../routes/form-templates/schema.js'
+import { ForbiddenFacilityError, NotFoundError } from '../../domain/errors.js'
+import type { Principal } from '../../domain/principal.js'
+import { assertVersion, type IfMatch } from '../../domain/versions.js'
+import { newId } from '../../lib/ids.js'
+import type { FormTemplate, FormTemplateCreate, FormTemplatePatch } from '../../schemas/form-templates.js'
+import { createLister, facilityCondition, type Scope } from '../query/list.js'
+import { parseListQuery } from '../query/query.js'
+import { writeQueue } from '../write-queue.js'
 import type { AuditLog } from './audit.js'
-import { ForbiddenFacilityError, NotFoundError } from './errors.js'
 import {
   columnsOf,
   FORM_TEMPLATE_FIELDS,
@@ -11,12 +17,6 @@ import {
   objectColumn,
   toRecord,
 } from './form-template-content.js'
-import { newId } from './ids.js'
-import { createLister, facilityCondition, type Scope } from './list.js'
-import { parseListQuery } from './query.js'
-import type { Principal } from './tokens.js'
-import { assertVersion, type IfMatch } from './versions.js'
-import { writeQueue } from './write-queue.js'
 
 const RESOURCE = 'form-templates' as const
 

@@ -1,6 +1,7 @@
 import * as crypto from 'node:crypto'
 import type { Database } from 'better-sqlite3'
-import type { Principal, TokenCheck, TokenRepository } from '../db/tokens.js'
+import { type Principal, tokenRefusal } from '../domain/principal.js'
+import type { TokenCheck, TokenRepository } from './repositories/tokens.js'
 
 const MAX_ENTRIES = 10_000
 
@@ -33,7 +34,8 @@ export function withTokenCache(db: Database, tokens: TokenRepository): TokenRepo
     const key = sha256(token)
     const known = accepted.get(key)
     if (known) {
-      if (known.expiresAt !== null && known.expiresAt <= now) return { ok: false, reason: 'expired' }
+      if (tokenRefusal({ revokedAt: null, expiresAt: known.expiresAt }, now) !== null)
+        return { ok: false, reason: 'expired' }
       return { ok: true, principal: known.principal }
     }
     const result = tokens.check(token, now)

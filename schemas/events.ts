@@ -1,6 +1,10 @@
 import { Type } from '@sinclair/typebox'
-import { FEED_RESOURCES } from '../../db/feed.js'
-import { Timestamp } from '../../plugins/schemas.js'
+import { Timestamp } from './common.js'
+
+/** The resources whose changes the live feed carries, and what can happen to a record. */
+export const FEED_RESOURCES = ['ward-occupants', 'form-templates', 'notifications'] as const
+export type FeedResource = (typeof FEED_RESOURCES)[number]
+export type FeedAction = 'created' | 'patched' | 'removed'
 
 export const EventsQuery = Type.Object(
   {

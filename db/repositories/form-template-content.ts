@@ -1,13 +1,13 @@
+import { newId } from '../../lib/ids.js'
+import { InvalidBodyError, refuseDeepNesting } from '../../lib/json-values.js'
 import {
   CHOICE_ITEM_TYPES,
   FORM_TEMPLATE_LIMITS,
   type FormItem,
   type FormItemInput,
   type FormTemplate,
-} from '../routes/form-templates/schema.js'
-import { newId } from './ids.js'
-import { InvalidBodyError, refuseDeepNesting } from './json-values.js'
-import type { FieldMap } from './query.js'
+} from '../../schemas/form-templates.js'
+import type { FieldMap } from '../query/query.js'
 
 // How a form template is stored (one row, JSON columns, tags mirrored in a side table) and the
 // checks on its content that a JSON schema cannot express.

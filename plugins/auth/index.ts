@@ -2,9 +2,9 @@ import bearerAuth from '@fastify/bearer-auth'
 import createError from '@fastify/error'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ForbiddenFacilityError } from '../db/errors.js'
-import type { Principal, Role } from '../db/tokens.js'
-import { AuthThrottle } from './auth-throttle.js'
+import { ForbiddenFacilityError } from '../../domain/errors.js'
+import type { Principal, Role } from '../../domain/principal.js'
+import { AuthThrottle } from './throttle.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -3,10 +3,11 @@
  * facility's, every facility's, its own), the fields it may filter on, and the record as it may
  * see it. The repository (notifications.ts) applies these to every list, get and mark.
  */
-import type { Notification } from '../routes/notifications/schema.js'
-import type { BranchedCondition } from './list.js'
-import { type Condition, type FieldMap, InvalidQueryError } from './query.js'
-import type { Principal } from './tokens.js'
+
+import type { Principal } from '../../domain/principal.js'
+import type { Notification } from '../../schemas/notifications.js'
+import type { BranchedCondition } from '../query/list.js'
+import { type Condition, type FieldMap, InvalidQueryError } from '../query/query.js'
 
 /** Who is reading: the account notifications are addressed to, its facility (null: all) and role. */
 export type Viewer = Pick<Principal, 'account' | 'facility' | 'role'>

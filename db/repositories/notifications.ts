@@ -1,9 +1,16 @@
 import type { Database } from 'better-sqlite3'
-import { DIRECTIONS, type Direction, type Notification } from '../routes/notifications/schema.js'
-import { NotFoundError } from './errors.js'
+import { NotFoundError } from '../../domain/errors.js'
+import type { NewNotification } from '../../domain/ward-events.js'
+import { newId } from '../../lib/ids.js'
+import { DIRECTIONS, type Direction, type Notification } from '../../schemas/notifications.js'
+
+export type { NewNotification }
+
+import { createLister, type JsonPage, type Page, pick } from '../query/list.js'
+import { type ListQuery, parseListQuery } from '../query/query.js'
+import { createReadMemo } from '../read-memo.js'
+import { writeQueue } from '../write-queue.js'
 import { createFeedLog } from './feed.js'
-import { newId } from './ids.js'
-import { createLister, type JsonPage, type Page, pick } from './list.js'
 import {
   audienceCondition,
   fieldsFor,
@@ -15,31 +22,9 @@ import {
   type Viewer,
 } from './notification-audience.js'
 import { createInbox, inboxAnswers, type SeenFilter } from './notification-inbox.js'
-import { type ListQuery, parseListQuery } from './query.js'
-import { createReadMemo } from './read-memo.js'
-import { writeQueue } from './write-queue.js'
 
 export { NOTIFICATION_FIELDS, type Viewer } from './notification-audience.js'
 export { DIRECTIONS }
-
-export interface NewNotification {
-  createdAt?: number
-  facility: string | null
-  code: string
-  type: string
-  title: string
-  body: string
-  meta?: Record<string, unknown>
-  direction?: Direction
-  /** The addressed accounts; absent or empty means everyone of the facility. */
-  to?: string[]
-  /**
-   * Only for callers without a facility (facility must be null): the notification of a record
-   * that has no facility, which facility-bound tokens may not see either. Without it, a
-   * notification without a facility is for every facility.
-   */
-  unboundOnly?: boolean
-}
 
 interface Row {
   id: string

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { etagFor, type IfMatch, parseIfMatch } from '../db/versions.js'
+import { etagFor, type IfMatch, parseIfMatch } from '../domain/versions.js'
 
 // Small HTTP helpers every resource route uses for optimistic concurrency.
 
