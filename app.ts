@@ -19,6 +19,7 @@ import openapiPlugin from './plugins/openapi.js'
 import queryStringCheck, { parseQueryString } from './plugins/query-string.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import readAuditPlugin from './plugins/read-audit.js'
+import retentionPlugin from './plugins/retention.js'
 import securityHeaders from './plugins/security-headers.js'
 import rendererPlugin from './render/index.js'
 import auditRoutes from './routes/audit/index.js'
@@ -97,12 +98,14 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(jsonBody)
   await fastify.register(lingeringClose)
   await fastify.register(securityHeaders)
+  await fastify.register(eventsPlugin)
   await fastify.register(dbPlugin, {
     path: opts.config.DATABASE_PATH,
     bedPolicy: opts.config.BED_POLICY,
     busyTimeoutMs: opts.config.DATABASE_BUSY_TIMEOUT_MS,
+    pageCacheBytes: opts.config.NOTIFICATION_PAGE_CACHE_BYTES,
   })
-  await fastify.register(eventsPlugin)
+  await fastify.register(retentionPlugin)
   await fastify.register(notificationProducer)
   await fastify.register(feedPlugin, {
     retentionHours: opts.config.FEED_RETENTION_HOURS,
@@ -138,7 +141,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     await scope.register(idempotencyPlugin, { ttlHours: opts.config.IDEMPOTENCY_KEY_TTL_HOURS })
     await scope.register(wardOccupantRoutes)
     await scope.register(bedRoutes)
-    await scope.register(notificationRoutes, { pageCacheBytes: opts.config.NOTIFICATION_PAGE_CACHE_BYTES })
+    await scope.register(notificationRoutes)
     await scope.register(formTemplateRoutes)
     await scope.register(auditRoutes)
     await scope.register(eventRoutes)

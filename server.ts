@@ -1,7 +1,6 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp, listenOptions, loggerOptions } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
-import { writeQueue } from './db/write-queue.js'
 
 function readConfig(): Config {
   try {
@@ -44,5 +43,5 @@ await app.listen({ port: config.PORT, host: config.HOST })
 // For the reliability tests only (test/reliability/idempotency-crash.test.ts): die right after the
 // first commit that stored something, before any answer is sent, the way a power cut would.
 if (process.env.FACILITY_SERVICE_TEST_KILL_AFTER_COMMIT === '1') {
-  writeQueue(app.db).onCommit(() => process.kill(process.pid, 'SIGKILL'))
+  app.writes.onCommit(() => process.kill(process.pid, 'SIGKILL'))
 }

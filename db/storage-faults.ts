@@ -1,5 +1,4 @@
 import createError from '@fastify/error'
-import type { Database } from 'better-sqlite3'
 
 /**
  * What can go wrong with the storage under the database, as the service tells it apart:
@@ -127,16 +126,4 @@ export class StorageState {
     this.condition = null
     for (const listener of this.listeners) listener({ condition: null })
   }
-}
-
-const states = new WeakMap<Database, StorageState>()
-
-/** The storage state of a connection: one per connection, shared by its writers and /health. */
-export function storageState(db: Database): StorageState {
-  let state = states.get(db)
-  if (!state) {
-    state = new StorageState()
-    states.set(db, state)
-  }
-  return state
 }

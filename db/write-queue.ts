@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3'
-import { storageError, storageFaultOf, storageState } from './storage-faults.js'
+import { type StorageState, storageError, storageFaultOf } from './storage-faults.js'
 
 /**
  * Group commit. A durable commit waits for the disk (fsync, about a millisecond here), and
@@ -31,7 +31,7 @@ export interface WriteQueue {
    */
   withFollowUp<T>(followUp: (value: unknown) => void, enqueue: () => Promise<T>): Promise<T>
   /** How long a write may wait for another process's lock before it is refused. */
-  busyTimeoutMs: number
+  readonly busyTimeoutMs: number
   /** Since when writes wait for another process's lock (null: they do not). */
   readonly waitingSince: number | null
   /** Called after each commit that stored something (tests use it to crash at that point). */
@@ -55,22 +55,21 @@ interface Job {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 
-const queues = new WeakMap<Database, WriteQueue>()
-
-/** The queue of a connection: one per connection, so all its writers share the batches. */
-export function writeQueue(db: Database): WriteQueue {
-  let queue = queues.get(db)
-  if (!queue) {
-    queue = createWriteQueue(db)
-    queues.set(db, queue)
-  }
-  return queue
+export interface WriteQueueOptions {
+  /** Where a storage fault met by a write is reported, and cleared by the next commit. */
+  storage: StorageState
+  /** How long a write may wait for another process's lock before it is refused. */
+  busyTimeoutMs: number
 }
 
 const FIRST_RETRY_MS = 2
 const LONGEST_RETRY_MS = 100
 
-function createWriteQueue(db: Database): WriteQueue {
+/**
+ * The queue of a connection. Make one per connection (plugins/db.ts does, and decorates it as
+ * `fastify.writes`), and give that one to every repository that writes, so all share the batches.
+ */
+export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQueue {
   let pending: Job[] = []
   let scheduled = false
   let waitingSince: number | null = null
@@ -78,7 +77,7 @@ function createWriteQueue(db: Database): WriteQueue {
   let nextFollowUp: ((value: unknown) => void) | undefined
   const commitListeners = new Set<() => void>()
   const busyListeners = new Set<(event: BusyEvent) => void>()
-  const storage = storageState(db)
+  const { storage } = opts
   const begin = db.prepare('BEGIN IMMEDIATE')
   const commit = db.prepare('COMMIT')
   const rollback = db.prepare('ROLLBACK')
@@ -206,7 +205,7 @@ function createWriteQueue(db: Database): WriteQueue {
   }
 
   const queue: WriteQueue = {
-    busyTimeoutMs: 5000,
+    busyTimeoutMs: opts.busyTimeoutMs,
     get waitingSince() {
       return waitingSince
     },

@@ -1,8 +1,7 @@
 import sseModule, { type SSEPluginOptions } from '@fastify/sse'
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { createFeedLog, type FeedLog, onFeedAppend } from '../db/repositories/feed.js'
-import { writeQueue } from '../db/write-queue.js'
+import type { FeedLog } from '../db/repositories/feed.js'
 import type { Principal } from '../domain/principal.js'
 import { tokenRefusal } from '../domain/principal.js'
 import { FeedHub } from './hub.js'
@@ -37,7 +36,6 @@ export interface FeedOptions {
 const fastifySSE = sseModule as unknown as FastifyPluginAsync<SSEPluginOptions>
 
 const TOKEN_CHECK_MS = 1000
-const PRUNE_EVERY_MS = 3_600_000
 
 /**
  * The live feed (docs/EVENTS.md): the log of changes, the hub that pushes them to open streams,
@@ -46,7 +44,7 @@ const PRUNE_EVERY_MS = 3_600_000
 export default fp<FeedOptions>(
   async function feedPlugin(fastify, opts) {
     await fastify.register(fastifySSE, { heartbeatInterval: opts.heartbeatMs })
-    const log = createFeedLog(fastify.db)
+    const log = fastify.repos.feed
     const hub = new FeedHub(
       log,
       { maxStreams: opts.maxStreams, maxStreamsPerToken: opts.maxStreamsPerToken },
@@ -63,15 +61,7 @@ export default fp<FeedOptions>(
       return { tokenId: info.tokenId, account: info.account, role: info.role, facility: info.facility }
     }
 
-    // Through the write queue, so pruning never waits on the event loop for another process's lock.
-    const writes = writeQueue(fastify.db)
-    function prune() {
-      writes
-        .run(() => log.prune(Date.now() - opts.retentionHours * 3_600_000))
-        .catch((error) => fastify.log.warn({ err: error }, 'feed pruning failed; it is tried again in an hour'))
-    }
-
-    const stopListening = onFeedAppend(fastify.db, () => hub.wake())
+    const stopListening = log.onAppend(() => hub.wake())
     const timers = [
       setInterval(() => hub.pumpSafely(), opts.pollMs),
       setInterval(() => {
@@ -81,10 +71,12 @@ export default fp<FeedOptions>(
           fastify.storage.report(error)
         }
       }, TOKEN_CHECK_MS),
-      setInterval(prune, PRUNE_EVERY_MS),
     ]
     for (const timer of timers) timer.unref()
-    prune()
+    await fastify.retention.add({
+      name: 'feed events',
+      prune: (now) => log.prune(now - opts.retentionHours * 3_600_000),
+    })
 
     fastify.decorate('feed', { hub, log, tickets, redeemTicket, bufferLimit: opts.bufferBytes })
     // Streams never end by themselves: ending them first lets the server close and the process
@@ -96,5 +88,5 @@ export default fp<FeedOptions>(
       done()
     })
   },
-  { name: 'feed', fastify: '5.x', dependencies: ['db'] },
+  { name: 'feed', fastify: '5.x', dependencies: ['db', 'retention'] },
 )

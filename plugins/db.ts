@@ -1,16 +1,28 @@
 import type { Database } from 'better-sqlite3'
+import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { applyBedPolicy, type BedPolicy } from '../db/bed-policy.js'
 import { openDatabase } from '../db/connection.js'
 import { type AuditLog, createAuditLog } from '../db/repositories/audit.js'
+import { createBedRepository } from '../db/repositories/beds.js'
+import { createFeedLog } from '../db/repositories/feed.js'
+import { createFormTemplateRepository } from '../db/repositories/form-templates.js'
+import { createIdempotencyKeys } from '../db/repositories/idempotency-keys.js'
+import { createNotificationRepository } from '../db/repositories/notifications.js'
+import { createReadLog } from '../db/repositories/read-log.js'
 import { createTokenRepository, type TokenRepository } from '../db/repositories/tokens.js'
-import { FAULT_MESSAGES, type StorageState, storageState } from '../db/storage-faults.js'
+import { createWardOccupantRepository } from '../db/repositories/ward-occupants.js'
+import { FAULT_MESSAGES, StorageState } from '../db/storage-faults.js'
 import { withTokenCache } from '../db/token-cache.js'
-import { writeQueue } from '../db/write-queue.js'
+import { createWriteQueue, type WriteQueue } from '../db/write-queue.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     db: Database
+    /** The connection's one write queue (group commit); every repository that writes uses it. */
+    writes: WriteQueue
+    /** Every repository, built once over the one connection. */
+    repos: Repositories
     tokens: TokenRepository
     audit: AuditLog
     /** Whether the database can take writes (a full disk, an I/O error ...), for /health. */
@@ -23,6 +35,36 @@ export interface DbPluginOptions {
   bedPolicy: BedPolicy
   /** How long a write waits for another process's lock before DATABASE_BUSY. */
   busyTimeoutMs: number
+  /** Memory for notification pages asked again before anything changed (0: none). */
+  pageCacheBytes: number
+}
+
+export type Repositories = ReturnType<typeof createRepositories>
+
+/**
+ * Every repository over one connection, sharing its write queue and its feed log, so a change,
+ * its audit entry and its feed event commit in one transaction and the feed hears of the append.
+ */
+function createRepositories(
+  db: Database,
+  writes: WriteQueue,
+  events: FastifyInstance['events'],
+  opts: DbPluginOptions,
+) {
+  const audit = createAuditLog(db)
+  const feed = createFeedLog(db)
+  const tokens = withTokenCache(db, createTokenRepository(db))
+  return {
+    audit,
+    feed,
+    tokens,
+    wardOccupants: createWardOccupantRepository(db, { audit, feed, events, writes }),
+    beds: createBedRepository(db),
+    formTemplates: createFormTemplateRepository(db, { audit, feed, writes }),
+    notifications: createNotificationRepository(db, { feed, writes, pageCacheBytes: opts.pageCacheBytes }),
+    readLog: createReadLog(db),
+    idempotencyKeys: createIdempotencyKeys(db),
+  }
 }
 
 /** The one SQLite connection every plugin shares; closed when the app closes. */
@@ -40,9 +82,8 @@ export default fp<DbPluginOptions>(
       throw error
     }
     db.pragma('busy_timeout = 0')
-    const queue = writeQueue(db)
-    queue.busyTimeoutMs = opts.busyTimeoutMs
-    const storage = storageState(db)
+    const storage = new StorageState()
+    const queue = createWriteQueue(db, { storage, busyTimeoutMs: opts.busyTimeoutMs })
     const file = opts.path
     // Once per episode: when writes start failing, and when they work again (not once per request).
     storage.onChange(function logStorage({ condition, error }) {
@@ -67,13 +108,16 @@ export default fp<DbPluginOptions>(
           `${file} stayed locked by another process: waiting writes were answered 503 DATABASE_BUSY`,
         )
     })
+    const repos = createRepositories(db, queue, fastify.events, opts)
     fastify.decorate('storage', storage)
     fastify.decorate('db', db)
-    fastify.decorate('tokens', withTokenCache(db, createTokenRepository(db)))
-    fastify.decorate('audit', createAuditLog(db))
+    fastify.decorate('writes', queue)
+    fastify.decorate('repos', repos)
+    fastify.decorate('tokens', repos.tokens)
+    fastify.decorate('audit', repos.audit)
     fastify.addHook('onClose', function closeDatabase() {
       db.close()
     })
   },
-  { name: 'db', fastify: '5.x' },
+  { name: 'db', fastify: '5.x', dependencies: ['events'] },
 )

@@ -3,10 +3,13 @@ import createError from '@fastify/error'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { createIdempotencyKeys, type StoredAnswer } from '../db/repositories/idempotency-keys.js'
-import { writeQueue } from '../db/write-queue.js'
+import type { StoredAnswer } from '../db/repositories/idempotency-keys.js'
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Idempotency-Key request being processed: its answer is stored with the key. */
+    idempotency: Pending | null
+  }
   interface FastifyContextConfig {
     /**
      * `accept`: the route takes the Idempotency-Key header but stores no answer, because it changes
@@ -58,8 +61,6 @@ interface Pending {
   save: (status: number, body: string, headers: Record<string, string>) => void
 }
 
-const pendingOf = new WeakMap<FastifyRequest, Pending>()
-
 /** JSON with object keys sorted, so two bodies that are equal as parsed JSON have the same text. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
@@ -92,10 +93,10 @@ export async function answerWrite<V, A>(
   write: () => Promise<V>,
   shape: (value: V) => A,
 ): Promise<A> {
-  const pending = pendingOf.get(request)
+  const pending = request.idempotency
   if (!pending) return shape(await write())
   let payload: A | undefined
-  await writeQueue(request.server.db).withFollowUp(function storeAnswer(value) {
+  await request.server.writes.withFollowUp(function storeAnswer(value) {
     payload = shape(value as V)
     const headers: Record<string, string> = { 'content-type': JSON_TYPE }
     for (const name of KEPT_HEADERS) {
@@ -122,8 +123,9 @@ function replay(reply: FastifyReply, stored: StoredAnswer): FastifyReply {
  */
 export default fp<IdempotencyOptions>(
   async function idempotencyPlugin(fastify, opts) {
-    const keys = createIdempotencyKeys(fastify.db)
-    const queue = writeQueue(fastify.db)
+    const keys = fastify.repos.idempotencyKeys
+    const queue = fastify.writes
+    fastify.decorateRequest('idempotency', null)
     const ttlMs = opts.ttlHours * HOUR_MS
     // Requests being processed, by token and key. One process serves the database, so memory is
     // enough: after a crash nothing is in flight, and what committed is in the table.
@@ -163,14 +165,14 @@ export default fp<IdempotencyOptions>(
           keys.save({ tokenId, key, fingerprint, createdAt: Date.now(), status, headers, body }),
       }
       inFlight.set(id, pending)
-      pendingOf.set(request, pending)
+      request.idempotency = pending
     })
 
     // A refusal (4xx) changed nothing, so it is stored in a transaction of its own, before it is sent.
     fastify.addHook('onSend', async function storeRefusal(request, reply, payload) {
-      const pending = pendingOf.get(request)
+      const pending = request.idempotency
       if (!pending) return payload
-      pendingOf.delete(request)
+      request.idempotency = null
       try {
         const status = reply.statusCode
         const final = status >= 400 && status < 500 && status !== 408 && status !== 429
@@ -188,18 +190,7 @@ export default fp<IdempotencyOptions>(
       return payload
     })
 
-    async function prune() {
-      await queue.run(() => keys.prune(Date.now() - ttlMs))
-    }
-    const timer = setInterval(
-      () => prune().catch((error) => fastify.log.warn({ err: error }, 'idempotency key cleanup failed')),
-      HOUR_MS,
-    )
-    timer.unref()
-    await prune().catch((error) => fastify.log.warn({ err: error }, 'idempotency key cleanup failed'))
-    fastify.addHook('onClose', function stopPruning() {
-      clearInterval(timer)
-    })
+    await fastify.retention.add({ name: 'idempotency keys', prune: (now) => keys.prune(now - ttlMs) })
   },
-  { name: 'idempotency', fastify: '5.x', dependencies: ['db', 'auth'] },
+  { name: 'idempotency', fastify: '5.x', dependencies: ['db', 'auth', 'retention'] },
 )

@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { createNotificationRepository } from '../db/repositories/notifications.js'
 import { wardNotification } from '../domain/ward-events.js'
 
 /**
@@ -8,7 +7,7 @@ import { wardNotification } from '../domain/ward-events.js'
  */
 export default fp(
   async function notificationProducer(fastify) {
-    const notifications = createNotificationRepository(fastify.db)
+    const notifications = fastify.repos.notifications
     fastify.events.on('ward-occupant', function notifyWardChange(event) {
       notifications.create(wardNotification(event))
     })

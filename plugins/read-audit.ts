@@ -1,14 +1,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { createReadLog, type ReadOperation } from '../db/repositories/read-log.js'
+import type { ReadOperation } from '../db/repositories/read-log.js'
 import { faultOfError } from '../db/storage-faults.js'
-import { writeQueue } from '../db/write-queue.js'
 import { queryNames } from '../http/log-serializers.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route reads records: with AUDIT_READS=true each request leaves a read-log entry. */
     readAudit?: ReadOperation
+  }
+  interface FastifyRequest {
+    /** A list's total, noted by its handler (lists are sent as ready JSON text, so no hook sees it). */
+    listTotal: number | null
   }
 }
 
@@ -17,14 +20,10 @@ export interface ReadAuditOptions {
   retentionDays: number
 }
 
-const PRUNE_EVERY_MS = 3_600_000
 const DAY_MS = 86_400_000
 
-// A list's total, noted by its handler (lists are sent as ready JSON text, so no hook sees it).
-const listTotals = new WeakMap<FastifyRequest, number>()
-
 export function noteListTotal(request: FastifyRequest, total: number): void {
-  listTotals.set(request, total)
+  request.listTotal = total
 }
 
 /**
@@ -35,9 +34,11 @@ export function noteListTotal(request: FastifyRequest, total: number): void {
  */
 export default fp<ReadAuditOptions>(
   async function readAuditPlugin(fastify, opts) {
+    // Decorated even when off: list handlers note their totals either way.
+    fastify.decorateRequest('listTotal', null)
     if (!opts.enabled) return
-    const log = createReadLog(fastify.db)
-    const queue = writeQueue(fastify.db)
+    const log = fastify.repos.readLog
+    const queue = fastify.writes
 
     fastify.addHook('onResponse', function auditRead(request: FastifyRequest, reply: FastifyReply, done) {
       const operation = request.routeOptions.config.readAudit
@@ -57,7 +58,7 @@ export default fp<ReadAuditOptions>(
         status: reply.statusCode,
         recordId: list ? null : ((request.params as { id?: string }).id ?? null),
         filters: list ? queryNames(query) : null,
-        total: list ? (listTotals.get(request) ?? null) : null,
+        total: list ? request.listTotal : null,
       }
       const at = Date.now()
       queue
@@ -70,24 +71,15 @@ export default fp<ReadAuditOptions>(
       done()
     })
 
-    async function prune() {
-      const before = Date.now() - opts.retentionDays * DAY_MS
-      let deleted: number
-      do deleted = await queue.run(() => log.prune(before))
-      while (deleted > 0)
-    }
-    const timer = setInterval(
-      () => prune().catch((error) => fastify.log.error({ err: error }, 'read-log pruning failed')),
-      PRUNE_EVERY_MS,
-    )
-    timer.unref()
-    await prune().catch((error) => fastify.log.warn({ err: error }, 'read-log pruning failed; tried again in an hour'))
+    await fastify.retention.add({
+      name: 'read-log entries',
+      prune: (now) => log.prune(now - opts.retentionDays * DAY_MS),
+    })
 
     // Entries still queued are written before the database closes (a queued job runs after them).
     fastify.addHook('onClose', async function flushReads() {
-      clearInterval(timer)
       await queue.run(() => undefined)
     })
   },
-  { name: 'read-audit', fastify: '5.x', dependencies: ['db', 'auth'] },
+  { name: 'read-audit', fastify: '5.x', dependencies: ['db', 'auth', 'retention'] },
 )

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3'
 import type { Principal } from '../../domain/principal.js'
-import { createFeedLog, type FeedAction, type FeedResource } from './feed.js'
+import type { FeedResource } from './feed.js'
 
 export type AuditOperation = 'create' | 'patch' | 'delete'
 
@@ -58,13 +58,11 @@ function toEntry(row: AuditRow): AuditEntry {
   }
 }
 
-const FEED_ACTIONS: Record<AuditOperation, FeedAction> = { create: 'created', patch: 'patched', delete: 'removed' }
-
 /**
  * The audit trail. `append` must be called inside the transaction that makes the change, so the
  * change and its entry commit or roll back together. Triggers in schema.sql refuse updates and
- * deletes of the log. Every audited change is also an event of the live feed, written here so the
- * two can never disagree on what changed.
+ * deletes of the log. The repository that makes the change also appends its feed event
+ * (feed.ts, `changeEvent`), from the same change, in the same transaction.
  */
 export function createAuditLog(db: Database) {
   const insert = db.prepare(
@@ -81,8 +79,6 @@ export function createAuditLog(db: Database) {
        AND seq > :afterSeq
      ORDER BY seq LIMIT :limit`,
   )
-  const feed = createFeedLog(db)
-
   function append(actor: Principal, change: AuditChange, at = Date.now()): void {
     const before = change.before === null ? null : JSON.stringify(change.before)
     const after = change.after === null ? null : JSON.stringify(change.after)
@@ -96,17 +92,6 @@ export function createAuditLog(db: Database) {
       change.operation,
       before,
       after,
-    )
-    feed.append(
-      {
-        resource: change.resource,
-        action: FEED_ACTIONS[change.operation],
-        recordId: change.recordId,
-        facility: change.facility,
-        // A removal carries the record as it was.
-        payload: (after ?? before) as string,
-      },
-      at,
     )
   }
 

@@ -40,20 +40,24 @@ function toEvent(row: Row): FeedEvent {
   }
 }
 
-// Whoever waits for new events on a connection (the feed hub) is told after each append. It must
-// not read at once: the append is inside a transaction that may still roll back. It reads once the
-// transaction is over, from what is committed.
-const appendListeners = new WeakMap<Database, Set<() => void>>()
+const ACTIONS = { create: 'created', patch: 'patched', delete: 'removed' } as const
 
-/** Calls `listener` after every append on this connection (inside the appending transaction). */
-export function onFeedAppend(db: Database, listener: () => void): () => void {
-  let set = appendListeners.get(db)
-  if (!set) {
-    set = new Set()
-    appendListeners.set(db, set)
+/** The feed event of an audited change to a record. A removal carries the record as it was. */
+export function changeEvent(change: {
+  resource: FeedResource
+  recordId: string
+  facility: string | null
+  operation: keyof typeof ACTIONS
+  before: object | null
+  after: object | null
+}): FeedChange {
+  return {
+    resource: change.resource,
+    action: ACTIONS[change.operation],
+    recordId: change.recordId,
+    facility: change.facility,
+    payload: JSON.stringify(change.after ?? change.before),
   }
-  set.add(listener)
-  return () => set.delete(listener)
 }
 
 /**
@@ -74,9 +78,20 @@ export function createFeedLog(db: Database) {
   const remove = db.prepare('DELETE FROM feed_events WHERE seq <= ?')
   const markPruned = db.prepare('UPDATE feed_state SET pruned_through = max(pruned_through, ?) WHERE id = 1')
 
+  // Whoever waits for new events (the feed hub) is told after each append. It must not read at
+  // once: the append is inside a transaction that may still roll back. It reads once the
+  // transaction is over, from what is committed.
+  const appendListeners = new Set<() => void>()
+
   function append(change: FeedChange, at = Date.now()): void {
     insert.run(at, change.resource, change.action, change.recordId, change.facility, change.payload)
-    for (const listener of appendListeners.get(db) ?? []) listener()
+    for (const listener of appendListeners) listener()
+  }
+
+  /** Calls `listener` after every append through this log (inside the appending transaction). */
+  function onAppend(listener: () => void): () => void {
+    appendListeners.add(listener)
+    return () => appendListeners.delete(listener)
   }
 
   /** The newest committed seq (0 for an empty log that was never pruned). */
@@ -98,6 +113,7 @@ export function createFeedLog(db: Database) {
 
   return {
     append,
+    onAppend,
     head,
     prunedThrough,
     /** Up to `limit` events with seq in (from, through], oldest first. */

@@ -6,8 +6,8 @@ import { newId } from '../../lib/ids.js'
 import type { FormTemplate, FormTemplateCreate, FormTemplatePatch } from '../../schemas/form-templates.js'
 import { createLister, facilityCondition, type Scope } from '../query/list.js'
 import { parseListQuery } from '../query/query.js'
-import { writeQueue } from '../write-queue.js'
-import type { AuditLog } from './audit.js'
+import type { WriteQueue } from '../write-queue.js'
+import { type ChangeLogs, logChange } from './changes.js'
 import {
   columnsOf,
   FORM_TEMPLATE_FIELDS,
@@ -41,8 +41,8 @@ function contentColumns(input: Content, now: number): ContentColumns {
   return out
 }
 
-export interface FormTemplateRepositoryOptions {
-  audit: AuditLog
+export interface FormTemplateRepositoryOptions extends ChangeLogs {
+  writes: WriteQueue
 }
 
 export function createFormTemplateRepository(db: Database, opts: FormTemplateRepositoryOptions) {
@@ -79,7 +79,7 @@ export function createFormTemplateRepository(db: Database, opts: FormTemplateRep
 
   // Each write runs in the connection's write queue (group commit, see write-queue.ts): atomic on
   // its own, its promise settled once its batch is durable.
-  const writes = writeQueue(db)
+  const { writes } = opts
 
   function createRow(actor: Principal, id: string, columns: FormTemplateColumns, now: number) {
     insert.run({ id, createdBy: actor.account, ...columns })
@@ -87,7 +87,7 @@ export function createFormTemplateRepository(db: Database, opts: FormTemplateRep
     const row = byId.get(id) as FormTemplateRow
     const record = toRecord(row)
     const change = { resource: RESOURCE, recordId: id, facility: row.facility, before: null, after: record }
-    opts.audit.append(actor, { ...change, operation: 'create' }, now)
+    logChange(opts, actor, { ...change, operation: 'create' }, now)
     return { record, version: row.version }
   }
 
@@ -119,7 +119,7 @@ export function createFormTemplateRepository(db: Database, opts: FormTemplateRep
     const updated = byId.get(id) as FormTemplateRow
     const record = toRecord(updated)
     const change = { resource: RESOURCE, recordId: id, facility: row.facility, before: toRecord(row), after: record }
-    opts.audit.append(actor, { ...change, operation: 'patch' }, now)
+    logChange(opts, actor, { ...change, operation: 'patch' }, now)
     return { record, version: updated.version }
   }
 
@@ -129,7 +129,7 @@ export function createFormTemplateRepository(db: Database, opts: FormTemplateRep
     remove.run(id)
     const record = toRecord(row)
     const change = { resource: RESOURCE, recordId: id, facility: row.facility, before: record, after: null }
-    opts.audit.append(actor, { ...change, operation: 'delete' })
+    logChange(opts, actor, { ...change, operation: 'delete' }, Date.now())
     return record
   }
 

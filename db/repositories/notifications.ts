@@ -9,8 +9,9 @@ export type { NewNotification }
 import { createLister, type JsonPage, type Page, pick } from '../query/list.js'
 import { type ListQuery, parseListQuery } from '../query/query.js'
 import { createReadMemo } from '../read-memo.js'
-import { writeQueue } from '../write-queue.js'
-import { createFeedLog } from './feed.js'
+import { StorageState } from '../storage-faults.js'
+import { createWriteQueue, type WriteQueue } from '../write-queue.js'
+import { createFeedLog, type FeedLog } from './feed.js'
 import {
   audienceCondition,
   fieldsFor,
@@ -65,6 +66,10 @@ export interface NotificationRepositoryOptions {
    * default for tools and tests that make their own repository) remembers none.
    */
   pageCacheBytes?: number
+  /** The server's feed log (its hub hears each append at once). */
+  feed?: FeedLog
+  /** The server's write queue (marks join its group commits). */
+  writes?: WriteQueue
 }
 
 export function createNotificationRepository(db: Database, options: NotificationRepositoryOptions = {}) {
@@ -95,11 +100,13 @@ export function createNotificationRepository(db: Database, options: Notification
     'SELECT account, facility FROM notification_seen WHERE notification_id = ?',
   )
   const list = createLister<Row, Notification>(db, 'notifications', toRecord)
-  const feed = createFeedLog(db)
   const inbox = createInbox(db)
   // A JavaScript string takes about two bytes per character.
   const inboxPages = createReadMemo<JsonPage>(db, options.pageCacheBytes ?? 0, (page) => 2 * page.json.length + 64)
-  const writes = writeQueue(db)
+  // Without a server (the CLI, a script), a feed log and a write queue of this connection's own:
+  // the server's feed finds what they append by polling. The server passes its shared ones.
+  const feed = options.feed ?? createFeedLog(db)
+  const writes = options.writes ?? createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 5000 })
 
   /** The live feed's event for a new notification or a new mark, in the same transaction. */
   function appendToFeed(row: Row, reader?: Mark): void {

@@ -9,8 +9,8 @@ import { WardOccupant, type WardOccupantCreate, type WardOccupantPatch } from '.
 import { ACTIVE_BED_INDEX } from '../bed-policy.js'
 import { createJsonLister, facilityCondition, type JsonField, jsonRecord, type Scope } from '../query/list.js'
 import { type FieldMap, parseListQuery } from '../query/query.js'
-import { writeQueue } from '../write-queue.js'
-import type { AuditLog } from './audit.js'
+import type { WriteQueue } from '../write-queue.js'
+import { type ChangeLogs, logChange } from './changes.js'
 
 export const BedOccupiedError = createError('BED_OCCUPIED', 'bed %s is occupied by ward occupant %s', 409)
 export const AlreadyDischargedError = createError('ALREADY_DISCHARGED', 'ward occupant %s was already discharged', 409)
@@ -83,9 +83,9 @@ function isActiveBedConflict(error: unknown): boolean {
   return e.code === 'SQLITE_CONSTRAINT_UNIQUE' && (e.message ?? '').includes(ACTIVE_BED_INDEX)
 }
 
-export interface WardOccupantRepositoryOptions {
-  audit: AuditLog
+export interface WardOccupantRepositoryOptions extends ChangeLogs {
   events: ServiceEventBus
+  writes: WriteQueue
 }
 
 export function createWardOccupantRepository(db: Database, opts: WardOccupantRepositoryOptions) {
@@ -138,7 +138,7 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
 
   // The writes run through the connection's write queue (group commit, see write-queue.ts): each
   // one stays atomic, and its promise settles once its batch is durable.
-  const writes = writeQueue(db)
+  const { writes } = opts
 
   function create(actor: Principal, facility: string | null, input: WardOccupantCreate): Versioned<WardOccupant> {
     const now = Date.now()
@@ -161,7 +161,8 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     }
     guardBed(facility, input.bed, () => insert.run(row))
     const record = toRecord(row)
-    opts.audit.append(
+    logChange(
+      opts,
       actor,
       { resource: RESOURCE, recordId: id, facility, operation: 'create', before: null, after: record },
       now,
@@ -206,7 +207,8 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     }
     const before = toRecord(row)
     const record = toRecord(updated)
-    opts.audit.append(
+    logChange(
+      opts,
       actor,
       { resource: RESOURCE, recordId: id, facility: row.facility, operation: 'patch', before, after: record },
       now,
@@ -220,14 +222,12 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     assertVersion(ifMatch, 'ward occupant', id, row.version)
     remove.run(id)
     const record = toRecord(row)
-    opts.audit.append(actor, {
-      resource: RESOURCE,
-      recordId: id,
-      facility: row.facility,
-      operation: 'delete',
-      before: record,
-      after: null,
-    })
+    logChange(
+      opts,
+      actor,
+      { resource: RESOURCE, recordId: id, facility: row.facility, operation: 'delete', before: record, after: null },
+      Date.now(),
+    )
     return record
   }
 

@@ -8,6 +8,8 @@ import { AuthThrottle } from './throttle.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /** The token id a refused request named with a wrong secret: the failure counts against it too. */
+    wrongSecretFor: string | null
     principal: Principal
   }
   interface FastifyContextConfig {
@@ -72,13 +74,11 @@ function requiredRole(request: FastifyRequest): Role {
 export default fp<AuthPluginOptions>(
   async function authPlugin(fastify, opts) {
     const throttle = new AuthThrottle(opts.failureLimit, opts.failureWindowMs)
-    // The token id a refused request named with a wrong secret (set by the bearer check below).
-    const wrongSecretFor = new WeakMap<FastifyRequest, string>()
+    fastify.decorateRequest('wrongSecretFor', null)
 
     function refuse(request: FastifyRequest, reply: FastifyReply, error: Error, done: (error: Error) => void) {
       const keys = [`address ${request.ip}`]
-      const tokenId = wrongSecretFor.get(request)
-      if (tokenId !== undefined) keys.push(`token ${tokenId}`)
+      if (request.wrongSecretFor !== null) keys.push(`token ${request.wrongSecretFor}`)
       const wait = throttle.retryAfter(keys)
       if (wait > 0) {
         reply.header('retry-after', String(wait))
@@ -104,7 +104,7 @@ export default fp<AuthPluginOptions>(
       auth(token: string, request: FastifyRequest) {
         const result = fastify.tokens.check(token)
         if (!result.ok) {
-          if (result.wrongSecretFor !== undefined) wrongSecretFor.set(request, result.wrongSecretFor)
+          if (result.wrongSecretFor !== undefined) request.wrongSecretFor = result.wrongSecretFor
           throw new TokenRejectedError(REJECTIONS[result.reason])
         }
         request.principal = result.principal

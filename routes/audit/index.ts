@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { createReadLog } from '../../db/repositories/read-log.js'
 import { errorResponses, Timestamp } from '../../schemas/common.js'
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
@@ -56,7 +55,7 @@ const AuditQuery = Type.Object(
  * its own facility's entries only (for reads: the reads made by tokens of its facility).
  */
 const auditRoutes: FastifyPluginAsyncTypebox = async function auditRoutes(fastify) {
-  const reads = createReadLog(fastify.db)
+  const reads = fastify.repos.readLog
 
   fastify.get(
     '/audit',

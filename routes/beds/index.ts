@@ -1,6 +1,5 @@
 import createError from '@fastify/error'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { createBedRepository } from '../../db/repositories/beds.js'
 import type { Principal } from '../../domain/principal.js'
 import { BedList, BedsQuery } from '../../schemas/beds.js'
 import { errorResponses } from '../../schemas/common.js'
@@ -25,7 +24,7 @@ function facilityToList(principal: Principal, requested: string | undefined): st
  * who is in it now and who left it last. Read-only, derived from the ward occupants.
  */
 const bedRoutes: FastifyPluginAsyncTypebox = async function bedRoutes(fastify) {
-  const beds = createBedRepository(fastify.db)
+  const beds = fastify.repos.beds
 
   fastify.get(
     '/beds',

@@ -1,20 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { FORM_TEMPLATE_FIELDS } from '../../db/repositories/form-template-content.js'
-import { createFormTemplateRepository } from '../../db/repositories/form-templates.js'
 import { listParameters } from '../../http/list-parameters.js'
 import { ifMatchOf, withEtag } from '../../http/reply.js'
 import { facilityForCreate } from '../../plugins/auth/index.js'
-import { answerWrite } from '../../plugins/idempotency.js'
-import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../schemas/common.js'
 import { FormTemplate, FormTemplateCreate, FormTemplatePatch } from '../../schemas/form-templates.js'
+import { answerRemoved, answerVersioned, pageOf } from '../answers.js'
 import renderRoutes from './render.js'
 
 const tags = ['form templates']
 
 /** Reusable clinical forms: their questions (items), tags, free-form settings and print layout. */
 const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplateRoutes(fastify) {
-  const templates = createFormTemplateRepository(fastify.db, { audit: fastify.audit })
+  const templates = fastify.repos.formTemplates
 
   fastify.post(
     '/form-templates',
@@ -28,12 +26,7 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
     },
     async function createFormTemplate(request, reply) {
       const facility = facilityForCreate(request.principal, request.body.facility)
-      return answerWrite(
-        request,
-        reply,
-        () => templates.create(request.principal, facility, request.body),
-        (created) => withEtag(reply, created),
-      )
+      return answerVersioned(request, reply, () => templates.create(request.principal, facility, request.body))
     },
   )
 
@@ -49,9 +42,7 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
       },
     },
     async function listFormTemplates(request) {
-      const page = templates.list(request.principal, request.query)
-      noteListTotal(request, page.total)
-      return { formTemplates: page.records, total: page.total, limit: page.limit, skip: page.skip }
+      return pageOf(request, 'formTemplates', templates.list(request.principal, request.query))
     },
   )
 
@@ -83,11 +74,8 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
       },
     },
     async function patchFormTemplate(request, reply) {
-      return answerWrite(
-        request,
-        reply,
-        () => templates.patch(request.principal, request.params.id, request.body, ifMatchOf(request)),
-        (patched) => withEtag(reply, patched),
+      return answerVersioned(request, reply, () =>
+        templates.patch(request.principal, request.params.id, request.body, ifMatchOf(request)),
       )
     },
   )
@@ -103,11 +91,8 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
       },
     },
     async function deleteFormTemplate(request, reply) {
-      return answerWrite(
-        request,
-        reply,
-        () => templates.remove(request.principal, request.params.id, ifMatchOf(request)),
-        (removed) => removed,
+      return answerRemoved(request, reply, () =>
+        templates.remove(request.principal, request.params.id, ifMatchOf(request)),
       )
     },
   )

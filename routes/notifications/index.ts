@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { fieldsFor } from '../../db/repositories/notification-audience.js'
-import { createNotificationRepository } from '../../db/repositories/notifications.js'
+import type { NotificationRepository } from '../../db/repositories/notifications.js'
 import { listParameters } from '../../http/list-parameters.js'
-import { sendJson, withEtag } from '../../http/reply.js'
-import { answerWrite } from '../../plugins/idempotency.js'
+import { withEtag } from '../../http/reply.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, listItem, NoBody } from '../../schemas/common.js'
 import { Notification, NotificationListQuery, UnseenCount } from '../../schemas/notifications.js'
+import { answerVersioned, pageOf, sendPage } from '../answers.js'
 
 /** Every field an admin may filter on (`to` is admin-only), plus $unseen. */
 const NOTIFICATION_PARAMETERS = listParameters(
@@ -15,7 +15,7 @@ const NOTIFICATION_PARAMETERS = listParameters(
   { $unseen: NotificationListQuery.properties.$unseen },
 )
 
-type NotificationRecord = ReturnType<ReturnType<typeof createNotificationRepository>['get']>
+type NotificationRecord = ReturnType<NotificationRepository['get']>
 
 /**
  * A notification changes only by gaining readers (`seenBy` only grows), so their count is its
@@ -33,11 +33,8 @@ const tags = ['notifications']
  * Notifications addressed to the caller: read them, count the unseen ones, mark one seen.
  * They are created by the service's own events and by `facility-service notify`, never over HTTP.
  */
-const notificationRoutes: FastifyPluginAsyncTypebox<{ pageCacheBytes: number }> = async function notificationRoutes(
-  fastify,
-  opts,
-) {
-  const notifications = createNotificationRepository(fastify.db, { pageCacheBytes: opts.pageCacheBytes })
+const notificationRoutes: FastifyPluginAsyncTypebox = async function notificationRoutes(fastify) {
+  const notifications = fastify.repos.notifications
 
   fastify.get(
     '/notifications',
@@ -53,16 +50,8 @@ const notificationRoutes: FastifyPluginAsyncTypebox<{ pageCacheBytes: number }> 
     async function listNotifications(request, reply) {
       // The common case (an inbox page, whole records) comes as JSON text written by SQLite.
       const text = notifications.listJson(request.principal, request.query)
-      if (text) {
-        noteListTotal(request, text.total)
-        return sendJson(
-          reply,
-          `{"notifications":${text.json},"total":${text.total},"limit":${text.limit},"skip":${text.skip}}`,
-        )
-      }
-      const page = notifications.list(request.principal, request.query)
-      noteListTotal(request, page.total)
-      return { notifications: page.records, total: page.total, limit: page.limit, skip: page.skip }
+      if (text) return sendPage(request, reply, 'notifications', text)
+      return pageOf(request, 'notifications', notifications.list(request.principal, request.query))
     },
   )
 
@@ -114,11 +103,8 @@ const notificationRoutes: FastifyPluginAsyncTypebox<{ pageCacheBytes: number }> 
       },
     },
     async function markNotificationSeen(request, reply) {
-      return answerWrite(
-        request,
-        reply,
-        () => notifications.markSeen(request.principal, request.params.id),
-        (marked) => withEtag(reply, versioned(marked)),
+      return answerVersioned(request, reply, async () =>
+        versioned(await notifications.markSeen(request.principal, request.params.id)),
       )
     },
   )

@@ -1,18 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { createWardOccupantRepository, WARD_OCCUPANT_FIELDS } from '../../db/repositories/ward-occupants.js'
+import { WARD_OCCUPANT_FIELDS } from '../../db/repositories/ward-occupants.js'
 import { listParameters } from '../../http/list-parameters.js'
 import { ifMatchOf, sendJson, withEtag } from '../../http/reply.js'
 import { facilityForCreate } from '../../plugins/auth/index.js'
-import { answerWrite } from '../../plugins/idempotency.js'
-import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, ListQueryString, listItem } from '../../schemas/common.js'
 import { WardOccupant, WardOccupantCreate, WardOccupantPatch } from '../../schemas/ward-occupants.js'
+import { answerRemoved, answerVersioned, sendPage } from '../answers.js'
 
 const tags = ['ward occupants']
 
 /** Which patient occupies which bed, for which encounter, and when they were discharged. */
 const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupantRoutes(fastify) {
-  const occupants = createWardOccupantRepository(fastify.db, { audit: fastify.audit, events: fastify.events })
+  const occupants = fastify.repos.wardOccupants
 
   fastify.post(
     '/ward-occupants',
@@ -26,12 +25,7 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
     },
     async function createWardOccupant(request, reply) {
       const facility = facilityForCreate(request.principal, request.body.facility)
-      return answerWrite(
-        request,
-        reply,
-        () => occupants.create(request.principal, facility, request.body),
-        (created) => withEtag(reply, created),
-      )
+      return answerVersioned(request, reply, () => occupants.create(request.principal, facility, request.body))
     },
   )
 
@@ -48,9 +42,7 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
     },
     async function listWardOccupants(request, reply) {
       // SQLite wrote the records' JSON with exactly the schema's fields; the envelope is added here.
-      const { json, total, limit, skip } = occupants.list(request.principal, request.query)
-      noteListTotal(request, total)
-      return sendJson(reply, `{"wardOccupants":${json},"total":${total},"limit":${limit},"skip":${skip}}`)
+      return sendPage(request, reply, 'wardOccupants', occupants.list(request.principal, request.query))
     },
   )
 
@@ -82,11 +74,8 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
       },
     },
     async function patchWardOccupant(request, reply) {
-      return answerWrite(
-        request,
-        reply,
-        () => occupants.patch(request.principal, request.params.id, request.body, ifMatchOf(request)),
-        (changed) => withEtag(reply, changed),
+      return answerVersioned(request, reply, () =>
+        occupants.patch(request.principal, request.params.id, request.body, ifMatchOf(request)),
       )
     },
   )
@@ -102,11 +91,8 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
       },
     },
     async function deleteWardOccupant(request, reply) {
-      return answerWrite(
-        request,
-        reply,
-        () => occupants.remove(request.principal, request.params.id, ifMatchOf(request)),
-        (removed) => removed,
+      return answerRemoved(request, reply, () =>
+        occupants.remove(request.principal, request.params.id, ifMatchOf(request)),
       )
     },
   )

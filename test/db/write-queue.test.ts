@@ -1,7 +1,8 @@
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t, { type Test } from 'tap'
-import { writeQueue } from '../../db/write-queue.js'
+import { StorageState } from '../../db/storage-faults.js'
+import { createWriteQueue } from '../../db/write-queue.js'
 
 function open(t: Test) {
   const db = new BetterSqlite3(':memory:')
@@ -14,8 +15,7 @@ function open(t: Test) {
 
 t.test('writes of one turn commit together, each answering its own result', async (t) => {
   const { db, insert, texts } = open(t)
-  const queue = writeQueue(db)
-  t.equal(writeQueue(db), queue, 'one queue per connection')
+  const queue = createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 5000 })
   const seen: boolean[] = []
   const results = await Promise.all(
     ['a', 'b', 'c'].map((text) =>
@@ -33,7 +33,7 @@ t.test('writes of one turn commit together, each answering its own result', asyn
 
 t.test('a failing write rolls back alone and rejects alone', async (t) => {
   const { db, insert, texts } = open(t)
-  const queue = writeQueue(db)
+  const queue = createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 5000 })
   const outcomes = await Promise.allSettled([
     queue.run(() => insert.run('a')),
     queue.run(() => {
@@ -52,7 +52,7 @@ t.test('a failing write rolls back alone and rejects alone', async (t) => {
 
 t.test('when SQLite drops the whole transaction, the other writes run again and commit', async (t) => {
   const { db, insert, texts } = open(t)
-  const queue = writeQueue(db)
+  const queue = createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 5000 })
   let runs = 0
   const outcomes = await Promise.allSettled([
     queue.run(() => {
@@ -76,7 +76,7 @@ t.test('when SQLite drops the whole transaction, the other writes run again and 
 
 t.test('a write that fails before changing anything costs the others nothing', async (t) => {
   const { db, insert, texts } = open(t)
-  const queue = writeQueue(db)
+  const queue = createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 5000 })
   let runs = 0
   const outcomes = await Promise.allSettled([
     queue.run(() => {
@@ -98,7 +98,7 @@ t.test('a write that fails before changing anything costs the others nothing', a
 
 t.test('when the batch cannot begin, every write of it is refused', async (t) => {
   const { db, insert, texts } = open(t)
-  const queue = writeQueue(db)
+  const queue = createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 5000 })
   db.exec('BEGIN') // someone else's transaction is open: BEGIN IMMEDIATE fails
   const outcomes = await Promise.allSettled([queue.run(() => insert.run('x')), queue.run(() => insert.run('y'))])
   t.same(
@@ -122,8 +122,7 @@ t.test(
     const other = new BetterSqlite3(path)
     t.teardown(() => other.close())
     other.exec('BEGIN IMMEDIATE')
-    const queue = writeQueue(db)
-    queue.busyTimeoutMs = 60_000
+    const queue = createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 60_000 })
     let commits = 0
     queue.onCommit(() => commits++)
     const insert = db.prepare('INSERT INTO notes (text) VALUES (?)')
@@ -154,8 +153,7 @@ t.test('a write waits at most busyTimeoutMs from when it was queued, then is ref
   const other = new BetterSqlite3(path)
   t.teardown(() => other.close())
   other.exec('BEGIN IMMEDIATE')
-  const queue = writeQueue(db)
-  queue.busyTimeoutMs = 20
+  const queue = createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 20 })
   const events: string[] = []
   queue.onBusy((e) => events.push(e.state))
   await t.rejects(
@@ -168,3 +166,28 @@ t.test('a write waits at most busyTimeoutMs from when it was queued, then is ref
   t.equal(await queue.run(() => db.prepare('INSERT INTO notes (text) VALUES (?)').run('y').changes), 1)
   t.same(db.prepare('SELECT text FROM notes').pluck().all(), ['y'])
 })
+
+t.test(
+  "the app's repositories share one write queue: writes of one turn to several resources commit once",
+  async (t) => {
+    const { buildTestApp, bearer } = await import('../helper.js')
+    const { app, tokens } = await buildTestApp(t)
+    let commits = 0
+    app.writes.onCommit(() => commits++)
+    const headers = bearer(tokens.write)
+    const answers = await Promise.all([
+      app.inject({
+        method: 'POST',
+        url: '/ward-occupants',
+        headers,
+        payload: { encounter: 'e-1', bed: 'B-1', occupiedBy: 'p-1' },
+      }),
+      app.inject({ method: 'POST', url: '/form-templates', headers, payload: { type: 'intake' } }),
+    ])
+    t.same(
+      answers.map((answer) => answer.statusCode),
+      [200, 200],
+    )
+    t.equal(commits, 1, 'one group commit for both writes (and the notification the admission produced)')
+  },
+)

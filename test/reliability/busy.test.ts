@@ -2,7 +2,6 @@ import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t, { type Test } from 'tap'
 import { runCli } from '../../cli.js'
-import { writeQueue } from '../../db/write-queue.js'
 import { bearer } from '../helper.js'
 import { buildLoggedApp, until } from './fault-helpers.js'
 
@@ -50,7 +49,7 @@ t.test(
       .finally(() => {
         settled = true
       })
-    await until(() => writeQueue(app.db).waitingSince !== null)
+    await until(() => app.writes.waitingSince !== null)
 
     const answers = await Promise.all([
       app.inject('/health'),
@@ -91,7 +90,7 @@ t.test(
     const oracle = new BetterSqlite3(path, { readonly: true })
     t.teardown(() => oracle.close())
     t.equal(oracle.prepare('SELECT count(*) FROM ward_occupants WHERE id = ?').pluck().get(res.json().id), 1)
-    t.equal(writeQueue(app.db).waitingSince, null)
+    t.equal(app.writes.waitingSince, null)
   },
 )
 

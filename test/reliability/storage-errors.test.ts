@@ -2,7 +2,6 @@ import { closeSync, openSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
-import { writeQueue } from '../../db/write-queue.js'
 import { bearer } from '../helper.js'
 import { buildLoggedApp } from './fault-helpers.js'
 
@@ -45,7 +44,7 @@ t.test('an I/O error: 503 STORAGE_IO_ERROR, /health 503 until a write succeeds, 
   const ioError = Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_FSYNC' })
   for (let i = 0; i < 3; i++)
     await t.rejects(
-      writeQueue(app.db).run(() => {
+      app.writes.run(() => {
         throw ioError
       }),
     )

@@ -3,7 +3,6 @@ import t from 'tap'
 import { runCli } from '../../cli.js'
 import { openDatabase } from '../../db/connection.js'
 import { createReadLog } from '../../db/repositories/read-log.js'
-import { writeQueue } from '../../db/write-queue.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 
 const PATIENT = 'patient-77q'
@@ -11,7 +10,7 @@ const admit = { encounter: 'enc-1', bed: 'B-1', occupiedBy: PATIENT }
 
 // Read-log entries are written after the answer, in the next group commit: a job queued now runs
 // after them, so awaiting it means they are stored.
-const settled = (app: TestApp) => writeQueue(app.db).run(() => undefined)
+const settled = (app: TestApp) => app.writes.run(() => undefined)
 
 async function reads(app: TestApp, token: string, query = '') {
   await settled(app)

@@ -1,7 +1,6 @@
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
-import { writeQueue } from '../../db/write-queue.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 import { until } from '../reliability/fault-helpers.js'
 import { type Call, footprint, writeCases } from './idempotency-cases.js'
@@ -132,7 +131,7 @@ t.test('a retry while the first request is still in flight is a 409 with Retry-A
   t.teardown(() => lock.close())
   lock.exec('BEGIN IMMEDIATE') // keeps the first request waiting, without any timing
   const first = call('POST', '/ward-occupants', body, 'dup')
-  await until(() => writeQueue(app.db).waitingSince !== null)
+  await until(() => app.writes.waitingSince !== null)
   const second = await call('POST', '/ward-occupants', body, 'dup')
   t.equal(second.statusCode, 409)
   t.match(second.json(), { code: 'IDEMPOTENCY_KEY_IN_FLIGHT' })

@@ -5,7 +5,8 @@ import { applyBedPolicy } from '../../db/bed-policy.js'
 import { migrate } from '../../db/migrations.js'
 import { learnsOf, type Mark, mayRead, type NotificationSnapshot } from '../../db/repositories/notification-audience.js'
 import { createTokenRepository } from '../../db/repositories/tokens.js'
-import { writeQueue } from '../../db/write-queue.js'
+import { StorageState } from '../../db/storage-faults.js'
+import { createWriteQueue } from '../../db/write-queue.js'
 import { assertVersion, etagFor, parseIfMatch } from '../../domain/versions.js'
 import { facilityForCreate } from '../../plugins/auth/index.js'
 import type { Notification } from '../../schemas/notifications.js'
@@ -194,7 +195,7 @@ t.test('a write that cannot begin (the database is locked) fails alone, and the 
     other.close()
   })
   db.exec('PRAGMA journal_mode = WAL; CREATE TABLE x (v INTEGER)')
-  const queue = writeQueue(db)
+  const queue = createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 5000 })
   other.exec('BEGIN IMMEDIATE')
   await t.rejects(
     queue.run(() => db.prepare('INSERT INTO x VALUES (1)').run()),
