@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3'
+import { createLru } from '../lib/lru.js'
 
 /** An answer and how many bytes of memory it holds (for the budget). */
 interface Remembered<T> {
@@ -23,40 +24,23 @@ interface Remembered<T> {
  */
 export function createReadMemo<T>(db: Database, maxBytes: number, sizeOf: (value: T) => number) {
   const state = db.prepare<[], string>("SELECT data_version || ',' || total_changes() FROM pragma_data_version").pluck()
-  const answers = new Map<string, Remembered<T>>()
-  let heldBytes = 0
+  const answers = createLru<Remembered<T>>(Number.POSITIVE_INFINITY, maxBytes, (answer) => answer.bytes)
   let seenState: string | undefined
-
-  function forget(): void {
-    answers.clear()
-    heldBytes = 0
-  }
 
   return {
     remember(key: string, compute: () => T): T {
       if (maxBytes === 0) return compute()
       const current = state.get()
       if (current !== seenState) {
-        forget()
+        answers.clear()
         seenState = current
       }
       const known = answers.get(key)
-      if (known) {
-        // Most recently used last: the budget evicts from the front.
-        answers.delete(key)
-        answers.set(key, known)
-        return known.value
-      }
+      if (known) return known.value
       const value = compute()
       const bytes = sizeOf(value) + key.length
-      if (bytes > maxBytes) return value
-      while (heldBytes + bytes > maxBytes) {
-        const [oldestKey, oldest] = answers.entries().next().value as [string, Remembered<T>]
-        answers.delete(oldestKey)
-        heldBytes -= oldest.bytes
-      }
-      answers.set(key, { value, bytes })
-      heldBytes += bytes
+      // An answer larger than the whole budget is not kept (it would push out every other one).
+      if (bytes <= maxBytes) answers.set(key, { value, bytes })
       return value
     },
   }

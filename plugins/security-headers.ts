@@ -1,7 +1,6 @@
-import { createRequire } from 'node:module'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import type { HelmetOptions } from 'helmet'
+import helmet, { type HelmetOptions } from 'helmet'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -78,23 +77,21 @@ type Middleware = (req: unknown, res: unknown, next: (error?: unknown) => void) 
 
 /**
  * The headers helmet writes for these options. They are the same on every answer (no nonces), so
- * helmet runs once here: @fastify/helmet would build helmet's middleware again on every request
- * (parsing the policy each time), a tenth of the cost of a simple read. helmet is the one
- * @fastify/helmet depends on, resolved from there.
+ * helmet runs once here: a per-request plugin (@fastify/helmet) would build helmet's middleware again on every request
+ * (parsing the policy each time), a tenth of the cost of a simple read.
  */
 export function securityHeaderValues(options: HelmetOptions = pageOptions(PAGE_POLICY)): {
   set: [string, string][]
   remove: string[]
 } {
-  const require = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))
-  const helmet = require('helmet') as (options: HelmetOptions) => Middleware
   const set: [string, string][] = []
   const remove: string[] = []
   const recorder = {
     setHeader: (name: string, value: unknown) => set.push([name.toLowerCase(), String(value)]),
     removeHeader: (name: string) => remove.push(name),
   }
-  helmet(options)({}, recorder, (error) => {
+  const middleware = helmet(options) as unknown as Middleware
+  middleware({}, recorder, (error) => {
     if (error) throw error
   })
   return { set, remove }

@@ -5,7 +5,7 @@
  * compile (the code, or the error, an exceeded time limit included) is cached per cache key.
  */
 import { availableParallelism } from 'node:os'
-import { createLru } from './cache.js'
+import { createLru } from '../lib/lru.js'
 import { createCompiler } from './compiler.js'
 import { RenderError, renderError } from './errors.js'
 import { createGate } from './gate.js'

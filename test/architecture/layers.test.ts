@@ -11,18 +11,18 @@ t.test('no source file imports a room of its own rank or above', async (t) => {
 })
 
 t.test('the check sees a climb when one is added', async (t) => {
-  const files = ['db/repositories/beds.ts', 'routes/beds/index.ts', 'feed/hub.ts', 'render/cache.ts']
+  const files = ['db/repositories/beds.ts', 'routes/beds/index.ts', 'feed/hub.ts', 'render/sandbox.ts']
   const sources: Record<string, string> = {
     'db/repositories/beds.ts': "import { x } from '../../routes/beds/index.js'\n",
     'routes/beds/index.ts': "import type { Y } from '../../db/repositories/beds.js'\n",
-    'feed/hub.ts': "const r = await import('../render/cache.js')\n",
-    'render/cache.ts': "export { z } from '../lib/lru.js'\n",
+    'feed/hub.ts': "const r = await import('../render/sandbox.js')\n",
+    'render/sandbox.ts': "export { z } from '../lib/lru.js'\n",
   }
   t.same(
     climbs('/nowhere', files, (f) => sources[f] as string),
     [
       { file: 'db/repositories/beds.ts', imports: 'routes/beds/index.ts' },
-      { file: 'feed/hub.ts', imports: 'render/cache.ts' },
+      { file: 'feed/hub.ts', imports: 'render/sandbox.ts' },
     ],
     'a repository reaching up to a route, and one room of a rank reaching a sibling room',
   )

@@ -1,11 +1,14 @@
 /**
- * A small LRU, bounded by entry count and by total weight (compiled layouts can be megabytes,
+ * A small LRU (the print sandbox's compiled layouts, remembered inbox pages), bounded by entry count and by total weight (compiled layouts can be megabytes,
  * so a count alone would not bound memory).
  */
 export interface Lru<V> {
   get(key: string): V | undefined
   set(key: string, value: V): void
+  clear(): void
   readonly size: number
+  /** The total weight of what is held. */
+  readonly weight: number
 }
 
 export function createLru<V>(maxEntries: number, maxWeight: number, weigh: (value: V) => number): Lru<V> {
@@ -42,8 +45,15 @@ export function createLru<V>(maxEntries: number, maxWeight: number, weigh: (valu
       totalWeight += weight
       evict()
     },
+    clear() {
+      entries.clear()
+      totalWeight = 0
+    },
     get size() {
       return entries.size
+    },
+    get weight() {
+      return totalWeight
     },
   }
 }
