@@ -1,7 +1,7 @@
 import createError from '@fastify/error'
 
-// Errors that the data layer raises; each carries its HTTP status and a stable code, and the
-// one error handler (plugins/errors.ts) sends them in the contract's shape.
+// Errors that name a rule of the ward. The repositories raise them; each carries its HTTP status
+// and a stable code, and the one error handler (plugins/errors.ts) sends them in the contract's shape.
 export const NotFoundError = createError('NOT_FOUND', '%s %s not found', 404)
 export const PreconditionFailedError = createError(
   'PRECONDITION_FAILED',
@@ -13,3 +13,9 @@ export const ForbiddenFacilityError = createError(
   'this token is bound to facility %s and cannot write records of facility %s',
   403,
 )
+
+// One bed, one active occupant (BED_POLICY=exclusive): the database holds the rule with a partial
+// unique index (db/bed-policy.ts); the ward-occupant repository turns its conflict into this error.
+export const BedOccupiedError = createError('BED_OCCUPIED', 'bed %s is occupied by ward occupant %s', 409)
+// A discharge happens once; discharging again would overwrite who discharged and when.
+export const AlreadyDischargedError = createError('ALREADY_DISCHARGED', 'ward occupant %s was already discharged', 409)

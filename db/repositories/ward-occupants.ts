@@ -1,6 +1,5 @@
-import createError from '@fastify/error'
 import type { Database } from 'better-sqlite3'
-import { NotFoundError } from '../../domain/errors.js'
+import { AlreadyDischargedError, BedOccupiedError, NotFoundError } from '../../domain/errors.js'
 import type { Principal } from '../../domain/principal.js'
 import { assertVersion, type IfMatch } from '../../domain/versions.js'
 import type { ServiceEventBus, WardOccupantEvent } from '../../domain/ward-events.js'
@@ -12,8 +11,6 @@ import { type FieldMap, parseListQuery } from '../query/query.js'
 import type { WriteQueue } from '../write-queue.js'
 import { type ChangeLogs, logChange } from './changes.js'
 
-export const BedOccupiedError = createError('BED_OCCUPIED', 'bed %s is occupied by ward occupant %s', 409)
-export const AlreadyDischargedError = createError('ALREADY_DISCHARGED', 'ward occupant %s was already discharged', 409)
 
 const RESOURCE = 'ward-occupants' as const
 
