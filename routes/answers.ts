@@ -5,14 +5,18 @@ import { noteListTotal } from '../plugins/read-audit.js'
 
 /**
  * The answer to a create, patch or mark: the record, with the ETag of the version the write made.
- * With an Idempotency-Key the answer is stored in the write's own transaction (plugins/idempotency.ts).
+ * With an Idempotency-Key the answer is stored in the write's own transaction (plugins/idempotency.ts),
+ * so `write` must be the repository call itself (its promise is the write queue's), and a record
+ * that carries no version is given one by `versionOf`, inside that transaction too.
  */
-export function answerVersioned<T>(
+export function answerVersioned<W, T>(
   request: FastifyRequest,
   reply: FastifyReply,
-  write: () => Promise<{ record: T; version: number }>,
+  write: () => Promise<W>,
+  versionOf: (written: W) => { record: T; version: number } = (written) =>
+    written as unknown as { record: T; version: number },
 ): Promise<T> {
-  return answerWrite(request, reply, write, (written) => withEtag(reply, written))
+  return answerWrite(request, reply, write, (written) => withEtag(reply, versionOf(written)))
 }
 
 /**

@@ -103,8 +103,11 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
       },
     },
     async function markNotificationSeen(request, reply) {
-      return answerVersioned(request, reply, async () =>
-        versioned(await notifications.markSeen(request.principal, request.params.id)),
+      return answerVersioned(
+        request,
+        reply,
+        () => notifications.markSeen(request.principal, request.params.id),
+        versioned,
       )
     },
   )
