@@ -1,10 +1,43 @@
+import { realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import { buildApp, listenOptions, loggerOptions } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 
-function readConfig(): Config {
+export type ServerApp = Awaited<ReturnType<typeof buildApp>>
+
+export interface ServerHooks {
+  /** Runs on the ready app right before it listens, so it sees every request (tests use it). */
+  beforeListen?(app: ServerApp): void
+}
+
+/**
+ * The service as this process's server: configuration from `env`, logger and timeouts, a graceful
+ * close on a signal, the first-start admin token, then listening. A bad configuration ends the
+ * process with exit code 1 and the reason on stderr.
+ */
+export async function startServer(env: NodeJS.ProcessEnv, hooks: ServerHooks = {}): Promise<ServerApp> {
+  const config = readConfig(env)
+  const app = await buildApp(config, {
+    logger: loggerOptions(config),
+    ...listenOptions(config),
+  })
+
+  closeWithGrace({ delay: 10_000 }, async function closeApp({ signal, err }) {
+    if (err) app.log.error({ err }, 'shutting down after an error')
+    else app.log.info({ signal }, 'shutting down: finishing requests in flight')
+    await app.close()
+  })
+
+  printBootstrapToken(app)
+  hooks.beforeListen?.(app)
+  await app.listen({ port: config.PORT, host: config.HOST })
+  return app
+}
+
+function readConfig(env: NodeJS.ProcessEnv): Config {
   try {
-    return loadConfig(process.env)
+    return loadConfig(env)
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`facility-service: ${error.message}\n`)
@@ -15,7 +48,7 @@ function readConfig(): Config {
 }
 
 /** On the first start of an empty database, one admin token, so a newcomer can make a first call. */
-function printBootstrapToken(app: Awaited<ReturnType<typeof buildApp>>): void {
+function printBootstrapToken(app: ServerApp): void {
   if (app.tokens.count() > 0) return
   const { token } = app.tokens.create({ account: 'admin', role: 'admin', label: 'bootstrap (printed at first start)' })
   process.stdout.write(
@@ -25,23 +58,10 @@ function printBootstrapToken(app: Awaited<ReturnType<typeof buildApp>>): void {
   )
 }
 
-const config = readConfig()
-const app = await buildApp(config, {
-  logger: loggerOptions(config),
-  ...listenOptions(config),
-})
-
-closeWithGrace({ delay: 10_000 }, async function closeApp({ signal, err }) {
-  if (err) app.log.error({ err }, 'shutting down after an error')
-  else app.log.info({ signal }, 'shutting down: finishing requests in flight')
-  await app.close()
-})
-
-printBootstrapToken(app)
-await app.listen({ port: config.PORT, host: config.HOST })
-
-// For the reliability tests only (test/reliability/idempotency-crash.test.ts): die right after the
-// first commit that stored something, before any answer is sent, the way a power cut would.
-if (process.env.FACILITY_SERVICE_TEST_KILL_AFTER_COMMIT === '1') {
-  app.writes.onCommit(() => process.kill(process.pid, 'SIGKILL'))
+/** Run as the program (`node dist/server.js`), not imported by another entry that starts it itself. */
+function isMain(): boolean {
+  const entry = process.argv[1]
+  return entry !== undefined && realpathSync(entry) === fileURLToPath(import.meta.url)
 }
+
+if (isMain()) await startServer(process.env)

@@ -16,7 +16,9 @@ export const LAYERS: ReadonlyArray<{ rank: number; rooms: readonly string[] }> =
   { rank: 7, rooms: ['routes'] },
   { rank: 8, rooms: ['app.ts'] },
   { rank: 9, rooms: ['server.ts', 'index.ts'] },
-  { rank: 10, rooms: ['cli', 'cli.ts'] },
+  { rank: 10, rooms: ['cli'] },
+  // The executable above the tool it runs, as server.ts runs app.ts.
+  { rank: 11, rooms: ['cli.ts'] },
 ]
 
 export function roomOf(file: string): string {

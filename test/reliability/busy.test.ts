@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t, { type Test } from 'tap'
-import { runCli } from '../../cli.js'
+import { runCli } from '../../cli/run.js'
 import { bearer } from '../helper.js'
 import { buildLoggedApp, until } from './fault-helpers.js'
 

@@ -4,13 +4,13 @@ import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
 import { openDatabase } from '../../db/connection.js'
 import { createTokenRepository } from '../../db/repositories/tokens.js'
-import { startServer, stopServer } from './server-process.js'
+import { KILL_AFTER_COMMIT_SERVER, startServer, stopServer } from './server-process.js'
 
 /**
- * The worst moment to crash: the change is committed, its answer not yet sent. The server is told
- * (FACILITY_SERVICE_TEST_KILL_AFTER_COMMIT, read by server.ts only) to SIGKILL itself right after
- * the first commit that stored something. After the restart, the retry must get the answer of the
- * change that was made, and make no second one.
+ * The worst moment to crash: the change is committed, its answer not yet sent. The first server
+ * is a test-only entry (kill-after-commit-server.ts) that SIGKILLs itself right after the first
+ * commit that stored something. After the restart, the retry must get the answer of the change
+ * that was made, and make no second one.
  */
 t.test('a crash between the commit and the answer: the retry after restart gets the stored answer', async (t) => {
   const path = join(t.testdir(), 'idem-crash.db')
@@ -24,7 +24,7 @@ t.test('a crash between the commit and the answer: the retry after restart gets 
       body: JSON.stringify({ encounter: 'e-1', bed: 'B-1', occupiedBy: 'patient-1' }),
     })
 
-  const doomed = await startServer({ DATABASE_PATH: path, FACILITY_SERVICE_TEST_KILL_AFTER_COMMIT: '1' })
+  const doomed = await startServer({ DATABASE_PATH: path }, KILL_AFTER_COMMIT_SERVER)
   const exited = once(doomed.child, 'exit')
   await t.rejects(admit(doomed.base), 'the client gets no answer')
   const [, signal] = await exited

@@ -7,9 +7,15 @@ export interface ServerProcess {
   output: () => string
 }
 
-/** Starts server.ts as its own process on a database file, resolving once it listens. */
-export function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import=tsx', 'server.ts'], {
+/** The server that SIGKILLs itself right after its first commit that stored something. */
+export const KILL_AFTER_COMMIT_SERVER = 'test/reliability/kill-after-commit-server.ts'
+
+/**
+ * Starts server.ts (or another entry that starts it, such as KILL_AFTER_COMMIT_SERVER) as its own
+ * process on a database file, resolving once it listens.
+ */
+export function startServer(env: Record<string, string>, entry = 'server.ts'): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import=tsx', entry], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import t from 'tap'
-import { runCli } from '../../cli.js'
+import { runCli } from '../../cli/run.js'
 import { openDatabase } from '../../db/connection.js'
 import { createReadLog } from '../../db/repositories/read-log.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'

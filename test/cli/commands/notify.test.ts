@@ -2,9 +2,10 @@ import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { type CliIo, runCli } from '../cli.js'
-import { openDatabase } from '../db/connection.js'
-import { bearer, buildTestApp } from './helper.js'
+import type { CliIo } from '../../../cli/io.js'
+import { runCli } from '../../../cli/run.js'
+import { openDatabase } from '../../../db/connection.js'
+import { bearer, buildTestApp } from '../../helper.js'
 
 function capture() {
   const out: string[] = []

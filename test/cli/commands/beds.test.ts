@@ -1,10 +1,11 @@
 import { join } from 'node:path'
 import t from 'tap'
-import { buildApp } from '../app.js'
-import { type CliIo, runCli } from '../cli.js'
-import { defaultConfig } from '../config.js'
-import { openDatabase } from '../db/connection.js'
-import { bearer } from './helper.js'
+import { buildApp } from '../../../app.js'
+import type { CliIo } from '../../../cli/io.js'
+import { runCli } from '../../../cli/run.js'
+import { defaultConfig } from '../../../config.js'
+import { openDatabase } from '../../../db/connection.js'
+import { bearer } from '../../helper.js'
 
 async function beds(database: string, args: string[]) {
   const out: string[] = []

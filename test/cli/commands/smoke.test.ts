@@ -2,14 +2,9 @@ import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { type CliIo, runCli } from '../cli.js'
-import { bearer, buildTestApp } from './helper.js'
-
-function capture(): CliIo & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = []
-  const stderr: string[] = []
-  return { stdout, stderr, out: (l) => stdout.push(l), err: (l) => stderr.push(l) }
-}
+import { runCli } from '../../../cli/run.js'
+import { bearer, buildTestApp } from '../../helper.js'
+import { capture } from '../capture.js'
 
 const digest = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
 
@@ -63,8 +58,8 @@ t.test('smoke works while the server has the file open, and reports a failure wi
 })
 
 t.test('the first failing step stops the smoke test and names the step', async (t) => {
-  const { build } = await import('../index.js')
-  const example = new URL('../examples/smoke-test.mjs', import.meta.url).href
+  const { build } = await import('../../../index.js')
+  const example = new URL('../../../examples/smoke-test.mjs', import.meta.url).href
   const { smokeTest, SmokeFailure } = (await import(example)) as {
     smokeTest: (service: unknown, print: (line: string) => void) => Promise<void>
     SmokeFailure: new () => Error

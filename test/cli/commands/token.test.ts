@@ -1,17 +1,11 @@
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { type CliIo, parseDuration, runCli } from '../cli.js'
-import { openDatabase } from '../db/connection.js'
-import { bearer, buildTestApp } from './helper.js'
-
-function capture(): CliIo & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = []
-  const stderr: string[] = []
-  return { stdout, stderr, out: (l) => stdout.push(l), err: (l) => stderr.push(l) }
-}
+import { runCli } from '../../../cli/run.js'
+import { openDatabase } from '../../../db/connection.js'
+import { bearer, buildTestApp } from '../../helper.js'
+import { capture } from '../capture.js'
 
 t.test('tokens made and revoked by the CLI count at once on a running server', async (t) => {
   const path = join(t.testdir(), 'live.db')
@@ -70,35 +64,6 @@ t.test('bad CLI input gives a non-zero exit and a message', async (t) => {
     t.not(code, 0, args.join(' '))
     t.match(io.stderr.join('\n'), message, `${args.join(' ')}: message`)
   }
-})
-
-t.test('a mistyped --database is refused, not created: only token create may start a new file', async (t) => {
-  const missing = join(t.testdir(), 'typo.db')
-  const commands = [
-    ['token', 'list'],
-    ['token', 'revoke', 'x'],
-    ['audit'],
-    ['backup', join(t.testdir(), 'copy.db')],
-    ['notify', '--code', 'c', '--type', 't', '--title', 'T', '--body', 'B'],
-  ]
-  for (const args of commands) {
-    const io = capture()
-    t.equal(await runCli(['--database', missing, ...args], io), 1, args.join(' '))
-    t.match(io.stderr.join('\n'), `no database at ${missing}`, `${args[0]}: message`)
-    t.same(io.stdout, [])
-    t.notOk(existsSync(missing), `${args[0]}: no file was created`)
-  }
-  t.notOk(existsSync(join(t.testdir(), 'copy.db')), 'no backup file either')
-  const io = capture()
-  t.equal(await runCli(['--database', missing, 'token', 'create', '--account', 'a', '--role', 'admin'], io), 0)
-  t.ok(existsSync(missing), 'token create prepares a new database')
-})
-
-t.test('durations', async (t) => {
-  t.equal(parseDuration('90s'), 90_000)
-  t.equal(parseDuration('12h'), 43_200_000)
-  t.equal(parseDuration('30d'), 2_592_000_000)
-  t.throws(() => parseDuration('1y'))
 })
 
 t.test('expires-in sets an expiry that the server honours', async (t) => {

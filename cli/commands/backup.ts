@@ -1,0 +1,39 @@
+import { existsSync, rmSync } from 'node:fs'
+import type { Command } from 'commander'
+import { faultOfError } from '../../db/storage-faults.js'
+import { openExisting } from '../database.js'
+import { CliError, codeOf } from '../errors.js'
+import type { CliIo } from '../io.js'
+
+/** `backup <file>`: a consistent copy while the server goes on serving writes. */
+export function addBackupCommand(program: Command, io: CliIo): void {
+  program
+    .command('backup')
+    .description('copy the database to FILE, consistently, also while the server serves writes')
+    .argument('<file>', 'where to write the copy (must not exist yet)')
+    .action(async (file: string) => {
+      if (existsSync(file)) throw new CliError(`${file} exists already; choose a new file name`)
+      const db = openExisting(program)
+      try {
+        // SQLite's online backup API. Copied in one step: a backup in small steps restarts
+        // whenever the server writes meanwhile, and under steady writes would never finish.
+        // Under WAL the server keeps writing while this snapshot is read.
+        const { totalPages } = await db.backup(file, { progress: () => Number.MAX_SAFE_INTEGER })
+        io.out(`backed up ${totalPages} pages to ${file}`)
+      } catch (error) {
+        removeHalfWritten(file)
+        if (faultOfError(error) === 'full')
+          throw new CliError(
+            `no space left for the backup at ${file} (${codeOf(error)}); nothing was written: free space or choose another disk`,
+          )
+        throw error
+      } finally {
+        db.close()
+      }
+    })
+}
+
+/** A half-written copy is no backup: it is removed, so it is never mistaken for one. */
+function removeHalfWritten(file: string): void {
+  for (const part of [file, `${file}-journal`, `${file}-wal`]) rmSync(part, { force: true })
+}

@@ -1,0 +1,31 @@
+import { Command } from 'commander'
+import { addAuditCommand } from './commands/audit.js'
+import { addBackupCommand } from './commands/backup.js'
+import { addBedsCommand } from './commands/beds.js'
+import { addNotifyCommand } from './commands/notify.js'
+import { addSmokeCommand } from './commands/smoke.js'
+import { addTokenCommand } from './commands/token.js'
+import { addDatabaseOptions } from './database.js'
+import type { CliIo } from './io.js'
+
+/**
+ * The command-line tool. It works on the database file directly, also while the server runs
+ * (SQLite WAL lets both in), and the server reads tokens on every request, so changes count at once.
+ */
+export function buildProgram(io: CliIo): Command {
+  const program = addDatabaseOptions(
+    new Command('facility-service').description('administration of a facility-service database'),
+  )
+    // Before the commands are added: each copies these settings from its parent when it is made.
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .exitOverride()
+
+  // In the order `--help` lists them.
+  addTokenCommand(program, io)
+  addBackupCommand(program, io)
+  addAuditCommand(program, io)
+  addNotifyCommand(program, io)
+  addBedsCommand(program, io)
+  addSmokeCommand(program, io)
+  return program
+}
