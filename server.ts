@@ -1,8 +1,12 @@
-import { realpathSync } from 'node:fs'
+import { realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import { buildApp, listenOptions, loggerOptions } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
+
+/** Where a non-interactive first start leaves the first admin token (beside the database). */
+export const BOOTSTRAP_TOKEN_FILE = 'first-admin-token'
 
 export type ServerApp = Awaited<ReturnType<typeof buildApp>>
 
@@ -29,7 +33,7 @@ export async function startServer(env: NodeJS.ProcessEnv, hooks: ServerHooks = {
     await app.close()
   })
 
-  printBootstrapToken(app)
+  deliverBootstrapToken(app, config)
   hooks.beforeListen?.(app)
   await app.listen({ port: config.PORT, host: config.HOST })
   return app
@@ -47,14 +51,37 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
   }
 }
 
-/** On the first start of an empty database, one admin token, so a newcomer can make a first call. */
-function printBootstrapToken(app: ServerApp): void {
+/**
+ * On the first start of an empty database, one admin token, so a newcomer can make a first call,
+ * without it ever reaching a log: on an interactive terminal it is shown there; otherwise (a
+ * service whose output is the journal) it is written to `first-admin-token` beside the database,
+ * readable by the service's user only, and the log says where. Nowhere to put it (an in-memory
+ * database without a terminal): no token is made, and `facility-service token create` makes one.
+ */
+function deliverBootstrapToken(app: ServerApp, config: Config): void {
   if (app.tokens.count() > 0) return
-  const { token } = app.tokens.create({ account: 'admin', role: 'admin', label: 'bootstrap (printed at first start)' })
-  process.stdout.write(
-    '\nFirst start on an empty database: here is an admin token. It is shown only this once;\n' +
-      'keep it safe, and create narrower tokens with `npx facility-service token create`.\n\n' +
-      `  ${token}\n\n`,
+  const interactive = process.stdout.isTTY === true
+  const file = config.DATABASE_PATH === ':memory:' ? null : join(dirname(config.DATABASE_PATH), BOOTSTRAP_TOKEN_FILE)
+  if (!interactive && file === null) {
+    app.log.warn('first start: no admin token was made; create one with `facility-service token create --role admin`')
+    return
+  }
+  const { token } = app.tokens.create({ account: 'admin', role: 'admin', label: 'bootstrap (first start)' })
+  if (interactive) {
+    process.stdout.write(
+      '\nFirst start on an empty database: here is an admin token. It is shown only this once;\n' +
+        'keep it safe, and create narrower tokens with `npx facility-service token create`.\n\n' +
+        `  ${token}\n\n`,
+    )
+    return
+  }
+  const path = file as string
+  // A file left from an earlier database would hold a token this database does not know.
+  rmSync(path, { force: true })
+  writeFileSync(path, `${token}\n`, { mode: 0o600, flag: 'wx' })
+  app.log.info(
+    { file: path },
+    `first start: an admin token was written to ${path} (readable by this user only); read it, then delete the file`,
   )
 }
 

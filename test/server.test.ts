@@ -1,23 +1,32 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
+import { BOOTSTRAP_TOKEN_FILE } from '../server.js'
 import { startServer as start, stopServer as stop } from './reliability/server-process.js'
 
-t.test('first start prints one admin token; a restart does not; SIGTERM exits 0', async (t) => {
-  const path = join(t.testdir(), 'server.db')
+t.test('a first start without a terminal leaves one admin token in a private file, never in the log', async (t) => {
+  const dir = t.testdir()
+  const path = join(dir, 'server.db')
+  const file = join(dir, BOOTSTRAP_TOKEN_FILE)
+  writeFileSync(file, 'fs_left_from_an_earlier_database\n')
   const first = await start({ DATABASE_PATH: path })
-  const token = /^ {2}(fs_\S+)$/m.exec(first.output())?.[1]
-  t.ok(token, 'a token is printed')
+  const token = readFileSync(file, 'utf8').trim()
+  t.match(token, /^fs_[0-9a-f]{24}_[A-Za-z0-9_-]{43}$/, 'a new token replaced the stale file')
+  t.equal(statSync(file).mode & 0o777, 0o600, 'readable and writable by the service user only')
   const health = await fetch(`${first.base}/health`)
   t.equal(health.status, 200)
   const audit = await fetch(`${first.base}/audit`, { headers: { authorization: `Bearer ${token}` } })
-  t.equal(audit.status, 200, 'the printed token is an admin token')
-  t.notOk(first.output().includes(`"authorization":"Bearer ${token}"`), 'the log never holds the token')
+  t.equal(audit.status, 200, 'the token is an admin token')
+  t.notOk(first.output().includes(token.slice(3, 40)), 'neither stdout nor stderr (the journal) holds any of it')
+  t.match(first.output(), new RegExp(`admin token was written to ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`))
   t.equal(await stop(first), 0)
 
+  rmSync(file)
   const second = await start({ DATABASE_PATH: path })
   t.notOk(/fs_[0-9a-f]{24}_/.test(second.output()), 'no token on later starts')
+  t.notOk(existsSync(file), 'and no file')
   t.equal(await stop(second), 0)
 })
 
