@@ -8,6 +8,7 @@ import { type Config, PROJECT_ROOT } from './config.js'
 import feedPlugin from './feed/index.js'
 import { requestSerializer } from './http/log-serializers.js'
 import authPlugin from './plugins/auth/index.js'
+import backupsPlugin from './plugins/backups.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
@@ -106,6 +107,11 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     pageCacheBytes: opts.config.NOTIFICATION_PAGE_CACHE_BYTES,
   })
   await fastify.register(retentionPlugin)
+  await fastify.register(backupsPlugin, {
+    dir: opts.config.BACKUP_DIR === '' ? null : opts.config.BACKUP_DIR,
+    intervalMinutes: opts.config.BACKUP_INTERVAL_MINUTES,
+    keep: opts.config.BACKUP_KEEP,
+  })
   await fastify.register(notificationProducer)
   await fastify.register(feedPlugin, {
     retentionHours: opts.config.FEED_RETENTION_HOURS,

@@ -116,6 +116,18 @@ export const ConfigSchema = Type.Object({
     description:
       'memory for notification pages remembered until the database next changes (a ward polls the same pages); 0 turns it off',
   }),
+  BACKUP_DIR: Type.String({
+    default: '',
+    description:
+      'where scheduled backups go (an existing directory, best on another disk); empty: no scheduled backups',
+  }),
+  BACKUP_INTERVAL_MINUTES: Type.Integer({ minimum: 1, maximum: 10_080, default: 60 }),
+  BACKUP_KEEP: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 48,
+    description: 'how many scheduled backups are kept',
+  }),
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -1,5 +1,6 @@
 import { existsSync, rmSync } from 'node:fs'
 import type { Command } from 'commander'
+import { verifyBackup } from '../../db/backups.js'
 import { faultOfError } from '../../db/storage-faults.js'
 import { openExisting } from '../database.js'
 import { CliError, codeOf } from '../errors.js'
@@ -7,7 +8,7 @@ import type { CliIo } from '../io.js'
 
 /** `backup <file>`: a consistent copy while the server goes on serving writes. */
 export function addBackupCommand(program: Command, io: CliIo): void {
-  program
+  const backup = program
     .command('backup')
     .description('copy the database to FILE, consistently, also while the server serves writes')
     .argument('<file>', 'where to write the copy (must not exist yet)')
@@ -30,6 +31,16 @@ export function addBackupCommand(program: Command, io: CliIo): void {
       } finally {
         db.close()
       }
+    })
+  backup
+    .command('verify')
+    .description("check that FILE is a sound copy of the service's database (SQLite's integrity check)")
+    .argument('<file>', 'a backup (taken by `backup`, by BACKUP_DIR, or restored)')
+    .action((file: string) => {
+      if (!existsSync(file)) throw new CliError(`${file} does not exist`)
+      const check = verifyBackup(file)
+      if (!check.ok) throw new CliError(`${file} is not a sound backup: ${check.message}`)
+      io.out(`${file}: ok`)
     })
 }
 

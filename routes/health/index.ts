@@ -1,9 +1,26 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { FAULT_MESSAGES } from '../../db/storage-faults.js'
 import { ErrorBody, Timestamp } from '../../schemas/common.js'
 
-const Health = Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') })
+const BackupHealth = Type.Object(
+  {
+    lastAt: Type.Optional(Timestamp),
+    ageMs: Type.Optional(Type.Integer({ description: 'how old the newest good scheduled backup is' })),
+    failing: Type.Optional(
+      Type.Object({
+        since: Timestamp,
+        message: Type.String({ description: 'why the last backup failed (a full disk, a missing directory ...)' }),
+      }),
+    ),
+  },
+  { description: 'scheduled backups (only with BACKUP_DIR set); a failing backup does not make the service unhealthy' },
+)
+const Health = Type.Object({
+  status: Type.Literal('ok'),
+  database: Type.Literal('ok'),
+  backups: Type.Optional(BackupHealth),
+})
 const Unhealthy = Type.Object({
   status: Type.Literal('unavailable'),
   database: Type.String({ description: 'unreachable, full, io, corrupt or readonly' }),
@@ -20,6 +37,15 @@ const Unhealthy = Type.Object({
  */
 const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fastify) {
   const probe = fastify.db.prepare('SELECT 1')
+
+  function backupHealth(): { backups?: Static<typeof BackupHealth> } {
+    const status = fastify.backups.status()
+    if (status === null) return {}
+    const backups: Static<typeof BackupHealth> = {}
+    if (status.last !== null) Object.assign(backups, { lastAt: status.last.at, ageMs: Date.now() - status.last.at })
+    if (status.failing !== null) backups.failing = { ...status.failing }
+    return { backups }
+  }
 
   fastify.get(
     '/health',
@@ -41,7 +67,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
         return reply.code(503).send({ status: 'unavailable' as const, database: 'unreachable' })
       }
       const condition = fastify.storage.condition
-      if (condition === null) return { status: 'ok' as const, database: 'ok' as const }
+      if (condition === null) return { status: 'ok' as const, database: 'ok' as const, ...backupHealth() }
       return reply.code(503).send({
         status: 'unavailable' as const,
         database: condition.fault,
