@@ -125,6 +125,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     timeoutMs: opts.config.RENDER_TIMEOUT_MS,
     memoryMb: opts.config.RENDER_MEMORY_MB,
     maxOutputBytes: opts.config.RENDER_MAX_OUTPUT_BYTES,
+    workerIdleMs: opts.config.RENDER_WORKER_IDLE_SECONDS * 1000,
   })
   await fastify.register(openapiPlugin, { version })
   await fastify.register(healthRoutes)

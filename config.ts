@@ -83,6 +83,13 @@ export const ConfigSchema = Type.Object({
     default: 2_097_152,
     description: 'size of the rendered HTML in UTF-8 bytes',
   }),
+  RENDER_WORKER_IDLE_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 86_400,
+    default: 60,
+    description:
+      'a print worker idle this long is ended and its memory given back (the next print starts one again); 0 keeps them',
+  }),
   FEED_RETENTION_HOURS: Type.Integer({
     minimum: 1,
     maximum: 87_600,

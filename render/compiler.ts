@@ -18,6 +18,8 @@ import { startWorker } from './worker-boot.js'
 export interface Compiler {
   /** `owner` groups compiles for fair turns; compiles of one owner run in arrival order. */
   compile(engine: CompileEngine, source: string, owner?: string): Promise<string>
+  /** Whether the worker is alive now. */
+  readonly running: boolean
   close(): void
 }
 
@@ -31,13 +33,15 @@ type WorkerMessage = { ready: true } | (CompileOutcome & { id: number })
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 }
 const STARTUP_TIMEOUT_MS = 30_000
 
-export function createCompiler(timeoutMs: number): Compiler {
+/** `idleMs`: the worker is ended after that long without a compile (0: it stays). */
+export function createCompiler(timeoutMs: number, idleMs = 0): Compiler {
   const queue = createFairQueue<Pending>()
   let current: Pending | undefined
   let worker: Worker | undefined
   let ready = false
   let closed = false
   let timer: NodeJS.Timeout | undefined
+  let idleTimer: NodeJS.Timeout | undefined
   let nextId = 1
 
   function spawn(): Worker {
@@ -55,8 +59,20 @@ export function createCompiler(timeoutMs: number): Compiler {
     else worker?.unref()
   }
 
+  /** Nothing to compile: the worker's heap goes back after a while (a new one starts when needed). */
+  function idleLater(): void {
+    clearTimeout(idleTimer)
+    if (idleMs <= 0 || !worker || closed) return
+    idleTimer = setTimeout(() => {
+      if (!current && queue.size === 0) discardWorker()
+    }, idleMs)
+    idleTimer.unref()
+  }
+
   function pump(): void {
     updateRef()
+    clearTimeout(idleTimer)
+    if (!closed && !current && queue.size === 0) idleLater()
     if (closed || current || queue.size === 0) return
     if (!worker) {
       worker = spawn()
@@ -134,6 +150,9 @@ export function createCompiler(timeoutMs: number): Compiler {
   }
 
   return {
+    get running() {
+      return worker !== undefined
+    },
     compile(engine, source, owner = '') {
       if (closed) return Promise.reject(new Error('the renderer is closed'))
       return new Promise<string>((resolve, reject) => {
@@ -143,6 +162,7 @@ export function createCompiler(timeoutMs: number): Compiler {
     },
     close() {
       closed = true
+      clearTimeout(idleTimer)
       discardWorker()
       const error = new Error('the renderer is closed')
       takeCurrent()?.reject(error)

@@ -7,13 +7,17 @@ declare module 'fastify' {
   }
 }
 
-export default fp<RenderLimits>(
-  async function rendererPlugin(fastify, limits) {
-    const renderer = createRenderer({
-      timeoutMs: limits.timeoutMs,
-      memoryMb: limits.memoryMb,
-      maxOutputBytes: limits.maxOutputBytes,
-    })
+export interface RendererPluginOptions extends RenderLimits {
+  /** Print workers idle this long are ended (their memory given back); 0 keeps them. */
+  workerIdleMs: number
+}
+
+export default fp<RendererPluginOptions>(
+  async function rendererPlugin(fastify, opts) {
+    const renderer = createRenderer(
+      { timeoutMs: opts.timeoutMs, memoryMb: opts.memoryMb, maxOutputBytes: opts.maxOutputBytes },
+      { workerIdleMs: opts.workerIdleMs },
+    )
     fastify.decorate('renderer', renderer)
     fastify.addHook('onClose', async function closeRenderer() {
       renderer.close()

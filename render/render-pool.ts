@@ -13,6 +13,8 @@ import { startWorker } from './worker-boot.js'
 export interface RenderPool {
   /** At most `size` at once: the caller queues the rest (gate.ts). */
   run(body: string, data: EncodedData): Promise<string>
+  /** Workers alive now (busy, starting or idle). */
+  readonly workers: number
   close(): void
 }
 
@@ -27,6 +29,8 @@ interface Slot {
   worker: Worker
   ready: Promise<void>
   job: Job | undefined
+  /** Ends the worker once it has waited idle this long (its heaps and WebAssembly memory go back). */
+  idleTimer?: NodeJS.Timeout
 }
 
 const WATCHDOG_GRACE_MS = 2000
@@ -38,7 +42,11 @@ const STARTUP_TIMEOUT_MS = 30_000
  */
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32, stackSizeMb: 8 }
 
-export function createRenderPool(limits: SandboxLimits, size: number): RenderPool {
+/**
+ * `idleMs`: a worker idle that long is ended, so a ward server that prints now and then does not
+ * hold the workers' memory all day; the next print starts one again (0: workers stay).
+ */
+export function createRenderPool(limits: SandboxLimits, size: number, idleMs = 0): RenderPool {
   const idle: Slot[] = []
   const slots = new Set<Slot>()
   let closed = false
@@ -84,14 +92,28 @@ export function createRenderPool(limits: SandboxLimits, size: number): RenderPoo
   function onReply(slot: Slot, reply: Exclude<RenderReply, { ready: true }>): void {
     if (slot.job?.id !== reply.id) return
     const job = settle(slot)
-    if (slots.has(slot)) idle.push(slot)
+    if (slots.has(slot)) makeIdle(slot)
     if (reply.ok) job?.resolve(reply.html)
     else job?.reject(renderError(reply.code, reply.message))
+  }
+
+  function makeIdle(slot: Slot): void {
+    idle.push(slot)
+    if (idleMs <= 0) return
+    slot.idleTimer = setTimeout(() => end(slot, new Error('idle')), idleMs)
+    slot.idleTimer.unref()
+  }
+
+  function takeIdle(): Slot | undefined {
+    const slot = idle.pop()
+    if (slot) clearTimeout(slot.idleTimer)
+    return slot
   }
 
   /** Ends a worker for good; its render, if any, fails with what went wrong. */
   function end(slot: Slot, cause: Error & { code?: string }, error?: Error): void {
     if (!slots.delete(slot)) return
+    clearTimeout(slot.idleTimer)
     const at = idle.indexOf(slot)
     if (at >= 0) idle.splice(at, 1)
     void slot.worker.terminate()
@@ -111,12 +133,12 @@ export function createRenderPool(limits: SandboxLimits, size: number): RenderPoo
   async function run(body: string, data: EncodedData): Promise<string> {
     if (closed) throw new Error('the renderer is closed')
     const cold = slots.size === 0
-    const slot = idle.pop() ?? (slots.size < size ? spawn() : undefined)
+    const slot = takeIdle() ?? (slots.size < size ? spawn() : undefined)
     if (!slot) throw new Error('every render worker is busy')
     // One worker waits ready beside the busy ones, so a render that comes while others run does
     // not wait for a worker to start (a tenth of a second, seconds on a loaded machine).
     const spare = idle.length === 0 && slots.size < size ? spawn() : undefined
-    if (spare) idle.push(spare)
+    if (spare) makeIdle(spare)
     // A slot that is not idle belongs to this render alone, while it starts too. On a cold start
     // the spare starts alongside; waiting for it as well means that once the first print is
     // answered, the next ones find a worker ready.
@@ -133,6 +155,9 @@ export function createRenderPool(limits: SandboxLimits, size: number): RenderPoo
 
   return {
     run,
+    get workers() {
+      return slots.size
+    },
     close() {
       closed = true
       const error = new Error('the renderer is closed')

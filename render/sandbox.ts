@@ -54,6 +54,8 @@ export interface RenderStats {
 export interface Renderer {
   render(job: RenderJob): Promise<string>
   stats(): RenderStats
+  /** Worker threads alive now: render workers and the compile worker. */
+  workers(): number
   close(): void
 }
 
@@ -62,6 +64,8 @@ export interface RendererOptions {
   /** Renders running at once, each in a worker of its own; each may use up to `memoryMb`. */
   maxConcurrent?: number
   compileTimeoutMs?: number
+  /** Workers (render and compile) idle this long are ended; 0 keeps them. */
+  workerIdleMs?: number
 }
 
 interface Compiled {
@@ -88,12 +92,16 @@ function sameTemplate(entry: { engine: RenderEngine; source: string }, job: Rend
 }
 
 export function createRenderer(limits: RenderLimits, options: RendererOptions = {}): Renderer {
-  const compiler = createCompiler(options.compileTimeoutMs ?? Math.max(2000, limits.timeoutMs * 5))
+  const compiler = createCompiler(
+    options.compileTimeoutMs ?? Math.max(2000, limits.timeoutMs * 5),
+    options.workerIdleMs ?? 0,
+  )
   const maxConcurrent = options.maxConcurrent ?? availableParallelism()
   const gate = createGate(maxConcurrent)
   const pool = createRenderPool(
     { timeoutMs: limits.timeoutMs, memoryMb: limits.memoryMb, maxOutputBytes: limits.maxOutputBytes },
     maxConcurrent,
+    options.workerIdleMs ?? 0,
   )
   const cache = createLru<Compiled>(options.cacheEntries ?? 200, CACHE_MAX_CHARS, weigh)
   const inFlight = new Map<string, InFlight>()
@@ -152,6 +160,9 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
     },
     stats() {
       return { ...counters, cached: cache.size }
+    },
+    workers() {
+      return pool.workers + (compiler.running ? 1 : 0)
     },
     close() {
       closed = true
