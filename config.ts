@@ -83,6 +83,12 @@ export const ConfigSchema = Type.Object({
     default: 2_097_152,
     description: 'size of the rendered HTML in UTF-8 bytes',
   }),
+  RENDER_CACHE_BYTES: Type.Integer({
+    minimum: 0,
+    maximum: 1_073_741_824,
+    default: 16_777_216,
+    description: 'memory for compiled print layouts (at most 200 are kept); 0 compiles every print again',
+  }),
   RENDER_WORKER_IDLE_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 86_400,

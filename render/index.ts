@@ -10,13 +10,15 @@ declare module 'fastify' {
 export interface RendererPluginOptions extends RenderLimits {
   /** Print workers idle this long are ended (their memory given back); 0 keeps them. */
   workerIdleMs: number
+  /** Memory for compiled layouts. */
+  cacheBytes: number
 }
 
 export default fp<RendererPluginOptions>(
   async function rendererPlugin(fastify, opts) {
     const renderer = createRenderer(
       { timeoutMs: opts.timeoutMs, memoryMb: opts.memoryMb, maxOutputBytes: opts.maxOutputBytes },
-      { workerIdleMs: opts.workerIdleMs },
+      { workerIdleMs: opts.workerIdleMs, cacheBytes: opts.cacheBytes },
     )
     fastify.decorate('renderer', renderer)
     fastify.addHook('onClose', async function closeRenderer() {

@@ -61,6 +61,8 @@ export interface Renderer {
 
 export interface RendererOptions {
   cacheEntries?: number
+  /** Memory for compiled layouts (a JavaScript string takes about two bytes a character). */
+  cacheBytes?: number
   /** Renders running at once, each in a worker of its own; each may use up to `memoryMb`. */
   maxConcurrent?: number
   compileTimeoutMs?: number
@@ -80,10 +82,10 @@ interface InFlight {
   body: Promise<string>
 }
 
-const CACHE_MAX_CHARS = 32 * 1024 * 1024
+const DEFAULT_CACHE_BYTES = 16 * 1024 * 1024
 
 function weigh(compiled: Compiled): number {
-  return compiled.source.length + (compiled.outcome.ok ? compiled.outcome.body.length : 0)
+  return 2 * (compiled.source.length + (compiled.outcome.ok ? compiled.outcome.body.length : 0))
 }
 
 /** A reused key with other source or engine is a new template, never a stale cache hit. */
@@ -103,7 +105,7 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
     maxConcurrent,
     options.workerIdleMs ?? 0,
   )
-  const cache = createLru<Compiled>(options.cacheEntries ?? 200, CACHE_MAX_CHARS, weigh)
+  const cache = createLru<Compiled>(options.cacheEntries ?? 200, options.cacheBytes ?? DEFAULT_CACHE_BYTES, weigh)
   const inFlight = new Map<string, InFlight>()
   const counters = { compiles: 0, cacheHits: 0 }
   let closed = false

@@ -202,6 +202,14 @@ t.test('the cache is bounded', async (t) => {
   t.equal(renderer.stats().compiles, 4, 'the least recently used entry was dropped')
 })
 
+t.test('the cache is bounded in bytes too: a budget of 0 keeps nothing', async (t) => {
+  const source = (key: string) => `p ${key.repeat(100)}`
+  const one = testRenderer(t, {}, { cacheBytes: 0 })
+  await one.render(job('pug', source('a'), {}, 'a'))
+  await one.render(job('pug', source('a'), {}, 'a'))
+  t.same([one.stats().cached, one.stats().compiles], [0, 2], 'nothing kept')
+})
+
 t.test('an unknown engine and a closed renderer are refused', async (t) => {
   const renderer = testRenderer(t)
   const unknown = { ...job('pug', 'p x'), engine: 'handlebars' as RenderEngine }
