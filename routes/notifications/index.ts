@@ -3,10 +3,11 @@ import { fieldsFor } from '../../db/repositories/notification-audience.js'
 import type { NotificationRepository } from '../../db/repositories/notifications.js'
 import { listParameters } from '../../http/list-parameters.js'
 import { withEtag } from '../../http/reply.js'
+import { answerWrite } from '../../plugins/idempotency.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
 import { errorResponses, IdParams, ListEnvelope, listItem, NoBody } from '../../schemas/common.js'
 import { Notification, NotificationListQuery, UnseenCount } from '../../schemas/notifications.js'
-import { answerVersioned, pageOf, sendPage } from '../answers.js'
+import { pageOf, sendPage } from '../answers.js'
 
 /** Every field an admin may filter on (`to` is admin-only), plus $unseen. */
 const NOTIFICATION_PARAMETERS = listParameters(
@@ -103,8 +104,13 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
       },
     },
     async function markNotificationSeen(request, reply) {
-      return answerVersioned(request, reply, async () =>
-        versioned(await notifications.markSeen(request.principal, request.params.id)),
+      // The write must be the repository call itself: with an Idempotency-Key its result is shaped
+      // and stored inside the write's transaction, so the version is derived in the shaping.
+      return answerWrite(
+        request,
+        reply,
+        () => notifications.markSeen(request.principal, request.params.id),
+        (record) => withEtag(reply, versioned(record)),
       )
     },
   )

@@ -41,7 +41,7 @@ async function appWithRoutes(t: Test) {
   const routes: Registered[] = []
   fastify.addHook('onRoute', function noteRoute(route) {
     for (const method of [route.method].flat()) {
-      if (method === 'GET' || method === 'HEAD') routes.push({ method, url: route.url })
+      if (method === 'GET' || method === 'HEAD') routes.push({ method: method as Registered['method'], url: route.url })
     }
   })
   await fastify.register(fp(app), { config })
