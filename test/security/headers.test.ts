@@ -45,9 +45,15 @@ t.test('JSON answers, errors included, carry the OWASP REST set', async (t) => {
 })
 
 t.test('HSTS only when the service knows the request came over TLS', async (t) => {
-  const proxied = await buildTestApp(t, { TRUST_PROXY: true })
+  const proxied = await buildTestApp(t, { TRUST_PROXY: '127.0.0.1' })
   const https = await proxied.app.inject({ url: '/health', headers: { 'x-forwarded-proto': 'https' } })
   t.match(https.headers['strict-transport-security'], /^max-age=\d+/, 'behind TRUST_PROXY, forwarded https')
+  const notProxy = await proxied.app.inject({
+    url: '/health',
+    headers: { 'x-forwarded-proto': 'https' },
+    remoteAddress: '192.0.2.9',
+  })
+  t.notOk('strict-transport-security' in notProxy.headers, 'from an address that is not a named proxy: not believed')
   const http = await proxied.app.inject({ url: '/health', headers: { 'x-forwarded-proto': 'http' } })
   t.notOk('strict-transport-security' in http.headers, 'forwarded http: none')
   const direct = await buildTestApp(t)
