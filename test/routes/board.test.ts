@@ -19,6 +19,11 @@ t.test('GET /board serves the page without a token, under a strict policy', asyn
   t.equal(scriptSrc, "'self'", 'scripts from this origin only, nothing inline')
   t.match(csp, /frame-ancestors 'none'/)
   t.match(csp, /connect-src 'self'|default-src 'self'/, 'the page may only talk to this service')
+  // docs/BOARD.md and docs/SECURITY.md: no inline style, no font or style from elsewhere.
+  const directive = (name: string) => new RegExp(`(?:^|;)\\s*${name} ([^;]*)`).exec(csp)?.[1]
+  t.equal(directive('style-src'), "'self'", 'styles from this origin only, nothing inline')
+  t.equal(directive('font-src'), "'self'", 'fonts from this origin only (no https:, no data:)')
+  t.notMatch(csp, /unsafe-inline|unsafe-eval/, 'nothing inline anywhere in the policy')
   // A ward server is reached as http://<host>:3000: an upgrade would send the page's own script
   // to https, where nothing answers (test/browser/board.browser.ts shows it on a LAN address).
   t.notMatch(csp, /upgrade-insecure-requests/, 'no upgrade to https on a plain-http service')
