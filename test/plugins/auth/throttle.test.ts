@@ -1,4 +1,5 @@
 import t from 'tap'
+import { AuthThrottle } from '../../../plugins/auth/throttle.js'
 import { bearer, buildTestApp } from '../../helper.js'
 
 // The failed-authentication throttle slows down failures only: a valid token is never refused
@@ -131,6 +132,30 @@ t.test('a client cannot choose its address: what it writes into X-Forwarded-For 
   t.same(fromOutside, [401, 401], 'a client that is no proxy: keyed by its own address, not the header')
   t.equal((await direct('192.0.2.9')).statusCode, 429)
   t.equal((await direct('10.1.2.3')).statusCode, 401, 'a proxy of the range: the address it forwards (new) counts')
+})
+
+t.test('a window lasts AUTH_FAILURE_WINDOW_MS: Retry-After never says longer', async (t) => {
+  for (const windowMs of [1_000, 900_000]) {
+    const { app } = await buildTestApp(t, { AUTH_FAILURE_LIMIT: 1, AUTH_FAILURE_WINDOW_MS: windowMs })
+    await app.inject({ url: '/ward-occupants', headers: bearer(unknownToken), remoteAddress: WARD })
+    const throttled = await app.inject({ url: '/ward-occupants', headers: bearer(unknownToken), remoteAddress: WARD })
+    t.equal(throttled.statusCode, 429)
+    const wait = Number(throttled.headers['retry-after'])
+    t.ok(wait >= 1 && wait <= windowMs / 1000, `window ${windowMs} ms: Retry-After ${wait} s`)
+    t.match(throttled.json().message, `retry in ${wait} seconds`)
+  }
+})
+
+t.test('a key is forgiven exactly when its window ends (the clock is passed in, no waiting)', async (t) => {
+  const throttle = new AuthThrottle(2, 60_000)
+  const start = 1_000_000
+  t.same(throttle.fail(['address a'], start), [])
+  t.same(throttle.fail(['address a'], start + 10), ['address a'], 'the second failure reaches the limit of 2')
+  t.equal(throttle.retryAfter(['address a'], start + 10), 60, 'the window began with the first failure')
+  t.equal(throttle.retryAfter(['address a'], start + 59_999), 1, 'a millisecond before its end: still throttled')
+  t.equal(throttle.retryAfter(['address a'], start + 60_000), 0, 'at its end: forgiven')
+  t.same(throttle.fail(['address a'], start + 60_000), [], 'a failure then opens a new window, counted from 1')
+  t.equal(throttle.retryAfter(['address a'], start + 60_001), 0)
 })
 
 t.test('failed stream tickets count as failures; a valid token still passes', async (t) => {
