@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Static, Type } from '@sinclair/typebox'
@@ -45,7 +46,12 @@ export const ConfigSchema = Type.Object({
       'failed authentications per address (or per known token id) per window; past it failing requests get 429',
   }),
   AUTH_FAILURE_WINDOW_MS: Type.Integer({ minimum: 1000, default: 900_000 }),
-  TRUST_PROXY: Type.Boolean({ default: false }),
+  // Fastify's trustProxy: false, or the proxies' addresses (readTrustProxy below).
+  TRUST_PROXY: Type.Union([Type.Literal(false), Type.String({ minLength: 1 })], {
+    default: false,
+    description:
+      "who may name the client in X-Forwarded-For: false (nobody), or the proxies' addresses and CIDR ranges, comma-separated",
+  }),
   AUDIT_READS: Type.Boolean({
     default: false,
     description: 'log every read (who read which record or list, when) in the read log, next to the audit of changes',
@@ -154,6 +160,48 @@ function explain(key: string, message: string): string {
   return choices ? `must be one of ${choices.map((c) => String(c.const)).join(', ')}` : message
 }
 
+const TRUST_PROXY_FORMS =
+  "false, or the proxies' addresses and CIDR ranges, comma-separated: 127.0.0.1 for nginx on the same host, " +
+  '10.0.0.0/8, ::1 (also loopback, linklocal, uniquelocal)'
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_NAMES.has(entry)) return true
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0) return false
+  if (prefix === undefined) return true
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
+}
+
+/**
+ * TRUST_PROXY as Fastify's trustProxy takes it, or why it is refused. The proxies are named by
+ * address: the client's address is then the one the nearest untrusted hop gave, so what a client
+ * writes into X-Forwarded-For itself is never believed. `true` trusted every hop (behind a proxy
+ * that appends to the header, each client chose its own address, and with it its throttle key); a
+ * hop count cannot tell the proxy from a client that connects directly and sends the header itself,
+ * and Fastify 5 trusts no hop for one. Both are refused with a message naming the accepted form.
+ */
+export function readTrustProxy(raw: string | undefined): { value: Config['TRUST_PROXY'] } | { problem: string } {
+  const text = (raw ?? '').trim()
+  if (text === '' || text.toLowerCase() === 'false') return { value: false }
+  if (text.toLowerCase() === 'true') {
+    return {
+      problem: `true is no longer accepted: it trusted every hop of X-Forwarded-For, so each client could choose its own address; name the proxies instead: ${TRUST_PROXY_FORMS}`,
+    }
+  }
+  if (/^\d+$/.test(text)) {
+    return {
+      problem: `a hop count cannot tell the proxy from a client that connects directly and sends the header itself; name the proxies instead: ${TRUST_PROXY_FORMS}`,
+    }
+  }
+  const entries = text.split(',').map((entry) => entry.trim())
+  const bad = entries.find((entry) => !isProxyAddress(entry))
+  if (bad !== undefined)
+    return { problem: `${JSON.stringify(bad)} is not an address or CIDR range; expected ${TRUST_PROXY_FORMS}` }
+  return { value: entries.join(',') }
+}
+
 /** Only the variables the schema names are read; everything else in the environment is ignored. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const picked: Record<string, unknown> = {}
@@ -161,6 +209,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const raw = env[key]
     if (raw !== undefined && raw !== '') picked[key] = raw
   }
+  // Read by hand: a union of three forms that TypeBox would convert by guessing.
+  const trustProxy = readTrustProxy(env.TRUST_PROXY)
+  picked.TRUST_PROXY = 'value' in trustProxy ? trustProxy.value : false
   const converted = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, picked)) as Record<string, unknown>
   // TypeBox reads integers with parseInt: "1e9" would be 1 and "1.5" 1. Only whole decimal
   // numbers are numbers here; anything else stays text and fails as "Expected integer".
@@ -168,14 +219,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const raw = env[key]
     if (schema.type === 'integer' && raw && !/^\s*-?\d+\s*$/.test(raw)) converted[key] = raw
   }
-  const problems = [...Value.Errors(ConfigSchema, converted)]
-  if (problems.length > 0) {
-    const lines = problems.map((e) => {
-      const key = e.path.replace(/^\//, '')
-      return `  ${key}=${JSON.stringify(env[key])}: ${explain(key, e.message)}`
-    })
-    throw new ConfigError(`invalid configuration:\n${[...new Set(lines)].join('\n')}`)
-  }
+  const lines = [...Value.Errors(ConfigSchema, converted)].map((e) => {
+    const key = e.path.replace(/^\//, '')
+    return `  ${key}=${JSON.stringify(env[key])}: ${explain(key, e.message)}`
+  })
+  if ('problem' in trustProxy) lines.push(`  TRUST_PROXY=${JSON.stringify(env.TRUST_PROXY)}: ${trustProxy.problem}`)
+  if (lines.length > 0) throw new ConfigError(`invalid configuration:\n${[...new Set(lines)].join('\n')}`)
   return converted as Config
 }
 

@@ -27,9 +27,9 @@ export interface WriteQueue {
   /**
    * Runs `enqueue`, which must put one write in this queue synchronously (a repository call), so
    * that `followUp` runs in the same transaction right after that write succeeded, with its result
-   * (an idempotency key's stored answer, see plugins/idempotency.ts).
+   * and whether it changed any row (an idempotency key's stored answer, see plugins/idempotency.ts).
    */
-  withFollowUp<T>(followUp: (value: unknown) => void, enqueue: () => Promise<T>): Promise<T>
+  withFollowUp<T>(followUp: FollowUp, enqueue: () => Promise<T>): Promise<T>
   /** How long a write may wait for another process's lock before it is refused. */
   readonly busyTimeoutMs: number
   /** Since when writes wait for another process's lock (null: they do not). */
@@ -45,9 +45,12 @@ export interface BusyEvent {
   waitedMs: number
 }
 
+/** Runs right after its write, in the same transaction; `changed`: the write changed some row. */
+export type FollowUp = (value: unknown, changed: boolean) => void
+
 interface Job {
   write: () => unknown
-  followUp: ((value: unknown) => void) | undefined
+  followUp: FollowUp | undefined
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
   queuedAt: number
@@ -74,7 +77,7 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
   let scheduled = false
   let waitingSince: number | null = null
   let retryMs = FIRST_RETRY_MS
-  let nextFollowUp: ((value: unknown) => void) | undefined
+  let nextFollowUp: FollowUp | undefined
   const commitListeners = new Set<() => void>()
   const busyListeners = new Set<(event: BusyEvent) => void>()
   const { storage } = opts
@@ -94,7 +97,7 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
         const before = totalChanges.get()
         try {
           const value = job.write()
-          job.followUp?.(value)
+          job.followUp?.(value, totalChanges.get() !== before)
           outcomes[i] = { ok: true, value }
         } catch (error) {
           outcomes[i] = { ok: false, error }
@@ -218,7 +221,7 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
         if (waitingSince === null) schedule(0)
       })
     },
-    withFollowUp<T>(followUp: (value: unknown) => void, enqueue: () => Promise<T>): Promise<T> {
+    withFollowUp<T>(followUp: FollowUp, enqueue: () => Promise<T>): Promise<T> {
       nextFollowUp = followUp
       try {
         return enqueue()

@@ -54,10 +54,8 @@ const HOUR_MS = 3_600_000
 
 interface Pending {
   id: string
-  tokenId: string
-  key: string
-  fingerprint: string
-  stored: boolean
+  /** The route answered through answerWrite (whether or not the answer was kept). */
+  answered: boolean
   save: (status: number, body: string, headers: Record<string, string>) => void
 }
 
@@ -73,9 +71,18 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null'
 }
 
-function fingerprintOf(request: FastifyRequest): string {
+/**
+ * What the request asks for: the method, the path with its query, the body as parsed JSON, and
+ * If-Match (a PATCH or DELETE expecting another version is another request). The token is part of
+ * the key's identity already; nothing else a client sends changes what a write does. Neither a URL
+ * nor canonical JSON holds a raw newline, so the parts cannot run into each other; without If-Match
+ * the text is what earlier versions hashed, so their stored keys still match after an upgrade.
+ */
+export function fingerprintOf(request: Pick<FastifyRequest, 'method' | 'url' | 'headers' | 'body'>): string {
+  const ifMatch = request.headers['if-match']
+  const text = `${request.method} ${request.url}\n${canonical(request.body ?? null)}`
   return createHash('sha256')
-    .update(`${request.method} ${request.url}\n${canonical(request.body ?? null)}`)
+    .update(ifMatch === undefined ? text : `${text}\nif-match ${ifMatch}`)
     .digest('base64url')
 }
 
@@ -85,7 +92,9 @@ function keyOf(header: string): string {
 
 /**
  * Runs a write and answers with `shape(result)`. With an Idempotency-Key the answer is stored in
- * the write's own transaction, so the change and its answer are durable together.
+ * the write's own transaction, so the change and its answer are durable together; a write that
+ * changed nothing (marking seen again, a patch to the values already there) stores nothing, so a
+ * key makes at most one change and keeps at most one answer, the answer of that change.
  */
 export async function answerWrite<V, A>(
   request: FastifyRequest,
@@ -96,8 +105,9 @@ export async function answerWrite<V, A>(
   const pending = request.idempotency
   if (!pending) return shape(await write())
   let payload: A | undefined
-  await request.server.writes.withFollowUp(function storeAnswer(value) {
+  await request.server.writes.withFollowUp(function storeAnswer(value, changed) {
     payload = shape(value as V)
+    if (!changed) return
     const headers: Record<string, string> = { 'content-type': JSON_TYPE }
     for (const name of KEPT_HEADERS) {
       const header = reply.getHeader(name)
@@ -105,7 +115,7 @@ export async function answerWrite<V, A>(
     }
     pending.save(200, String(reply.serialize(payload)), headers)
   }, write)
-  pending.stored = true
+  pending.answered = true
   return payload as A
 }
 
@@ -116,15 +126,16 @@ function replay(reply: FastifyReply, stored: StoredAnswer): FastifyReply {
 }
 
 /**
- * The Idempotency-Key header on every POST, PATCH and DELETE of the scope (docs/API.md): the first
- * request's final answer (2xx or 4xx, never 5xx, 429 or 503) is stored with the key, per token; a
- * retry with the same request gets it again, a retry with another request is a 422, a retry while
- * the first is still running a 409.
+ * The Idempotency-Key header on every POST, PATCH and DELETE of the scope (docs/API.md): the answer
+ * of the request that changed something is stored with the key, per token, in the change's own
+ * transaction; a retry with the same request gets it again, a retry with another request is a 422,
+ * a retry while the first is still running a 409. Answers that changed nothing (every 4xx, a write
+ * with nothing to do) are not stored: a retry runs again. So the table grows only with changes,
+ * each of which writes an audit entry too, and a token that only reads cannot fill it.
  */
 export default fp<IdempotencyOptions>(
   async function idempotencyPlugin(fastify, opts) {
     const keys = fastify.repos.idempotencyKeys
-    const queue = fastify.writes
     fastify.decorateRequest('idempotency', null)
     const ttlMs = opts.ttlHours * HOUR_MS
     // Requests being processed, by token and key. One process serves the database, so memory is
@@ -157,10 +168,7 @@ export default fp<IdempotencyOptions>(
       }
       const pending: Pending = {
         id,
-        tokenId,
-        key,
-        fingerprint,
-        stored: false,
+        answered: false,
         save: (status, body, headers) =>
           keys.save({ tokenId, key, fingerprint, createdAt: Date.now(), status, headers, body }),
       }
@@ -168,26 +176,17 @@ export default fp<IdempotencyOptions>(
       request.idempotency = pending
     })
 
-    // A refusal (4xx) changed nothing, so it is stored in a transaction of its own, before it is sent.
-    fastify.addHook('onSend', async function storeRefusal(request, reply, payload) {
+    // The answer is going out: the key is free for a retry. A refusal (4xx) changed nothing and is
+    // not kept (docs/API.md): a retry runs again, e.g. with the right If-Match after a 412.
+    fastify.addHook('onSend', function releaseKey(request, reply, payload, done) {
       const pending = request.idempotency
-      if (!pending) return payload
+      if (!pending) return done(null, payload)
       request.idempotency = null
-      try {
-        const status = reply.statusCode
-        const final = status >= 400 && status < 500 && status !== 408 && status !== 429
-        if (!pending.stored && final && typeof payload === 'string') {
-          const body = payload
-          await queue.run(() => pending.save(status, body, { 'content-type': JSON_TYPE }))
-        } else if (!pending.stored && status < 300) {
-          request.log.error('a route answered an Idempotency-Key request without storing its answer')
-        }
-      } catch (error) {
-        request.log.warn({ err: error }, 'the answer to an Idempotency-Key request could not be stored')
-      } finally {
-        if (inFlight.get(pending.id) === pending) inFlight.delete(pending.id)
+      if (inFlight.get(pending.id) === pending) inFlight.delete(pending.id)
+      if (!pending.answered && reply.statusCode < 300) {
+        request.log.error('a route answered an Idempotency-Key request without answerWrite: nothing stored')
       }
-      return payload
+      done(null, payload)
     })
 
     await fastify.retention.add({ name: 'idempotency keys', prune: (now) => keys.prune(now - ttlMs) })

@@ -78,6 +78,11 @@ export default fp(
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },
     })
+    // Swagger UI's own routes: its page gets the docs policy (inline styles; plugins/security-headers.ts).
+    fastify.addHook('onRoute', function docsPolicy(route) {
+      if (route.url === '/docs' || route.url.startsWith('/docs/'))
+        route.config = { ...route.config, securityHeaders: 'docs' }
+    })
     await fastify.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, validatorUrl: null } })
     fastify.get('/openapi.json', { schema: { hide: true } }, function openapiDocument() {
       return fastify.swagger()

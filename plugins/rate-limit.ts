@@ -19,11 +19,13 @@ export default fp<RateLimitOptions>(
       // After authentication, so the key is the token rather than the address.
       hook: 'preParsing',
       keyGenerator: (request) => request.principal?.tokenId ?? request.ip,
+      // The plugin's `context.after` is the time left in the window, not the window: the window is
+      // the configured one, the wait is what Retry-After says.
       errorResponseBuilder: (_request, context) => ({
         statusCode: 429,
         error: 'Too Many Requests',
         code: 'RATE_LIMITED',
-        message: `rate limit of ${context.max} requests per ${context.after} exceeded; retry in ${Math.ceil(context.ttl / 1000)} seconds`,
+        message: `rate limit of ${context.max} requests per ${opts.windowMs / 1000} seconds exceeded; retry in ${Math.ceil(context.ttl / 1000)} seconds`,
       }),
     })
   },

@@ -4,8 +4,11 @@ import helmet, { type HelmetOptions } from 'helmet'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route answers user-written HTML (a print layout): no script at all, in a sandbox. */
-    securityHeaders?: 'print'
+    /**
+     * `print`: the route answers user-written HTML (a print layout): no script at all, in a sandbox.
+     * `docs`: the API docs page (Swagger UI), whose script sets inline styles.
+     */
+    securityHeaders?: 'print' | 'docs'
   }
 }
 
@@ -30,11 +33,16 @@ const API_HEADERS: [string, string][] = [
 
 const HSTS = 'strict-transport-security'
 
+// The board and the API docs page load their scripts, styles and fonts from this origin only: no
+// inline style (an injected <style> or style="" attribute is refused), no font from elsewhere
+// (helmet's default would allow any https: or data: font). Images may be data: URLs, which the
+// docs page's stylesheet uses for its icons.
 const PAGE_POLICY: NonNullable<HelmetOptions['contentSecurityPolicy']> = {
   directives: {
     defaultSrc: ["'self'"],
     scriptSrc: ["'self'"],
-    styleSrc: ["'self'", "'unsafe-inline'"],
+    styleSrc: ["'self'"],
+    fontSrc: ["'self'"],
     imgSrc: ["'self'", 'data:'],
     connectSrc: ["'self'"],
     objectSrc: ["'none'"],
@@ -46,6 +54,14 @@ const PAGE_POLICY: NonNullable<HelmetOptions['contentSecurityPolicy']> = {
     // serve, and the bed board (/board) loads without its script. Only loopback is exempt.
     upgradeInsecureRequests: null,
   },
+}
+
+// Swagger UI (/docs, a third-party bundle) sets style attributes from its script, which the page
+// policy refuses (the page works, minus some highlighting, and logs each refusal). Its page alone
+// may apply inline styles; scripts, fonts and everything else stay this origin's. The page shows
+// the OpenAPI document, no patient data.
+const DOCS_POLICY: NonNullable<HelmetOptions['contentSecurityPolicy']> = {
+  directives: { ...PAGE_POLICY.directives, styleSrc: ["'self'", "'unsafe-inline'"] },
 }
 
 // A print layout is shown, never run: no script, form, plugin or frame, no fetching beyond its own
@@ -105,13 +121,14 @@ function htmlHeaders(policy: HelmetOptions['contentSecurityPolicy']): [string, s
 export const HEADER_SETS = {
   api: API_HEADERS,
   page: htmlHeaders(PAGE_POLICY),
+  docs: htmlHeaders(DOCS_POLICY),
   print: htmlHeaders(PRINT_POLICY),
   hsts: securityHeaderValues().set.find(([name]) => name === HSTS) as [string, string],
 }
 
 export default fp(
   async function securityHeaders(fastify) {
-    const { api, page, print, hsts } = HEADER_SETS
+    const { api, hsts } = HEADER_SETS
     // Set before the route runs, so answers that bypass onSend (the event stream) have them too.
     fastify.addHook('onRequest', function setApiHeaders(request, reply, done) {
       const raw = reply.raw
@@ -123,7 +140,7 @@ export default fp(
     fastify.addHook('onSend', function setPageHeaders(request: FastifyRequest, reply: FastifyReply, payload, done) {
       const type = reply.getHeader('content-type')
       if (typeof type === 'string' && type.startsWith('text/html')) {
-        const set = request.routeOptions.config.securityHeaders === 'print' ? print : page
+        const set = HEADER_SETS[request.routeOptions.config.securityHeaders ?? 'page']
         for (const [name, value] of set) reply.raw.setHeader(name, value)
       }
       done(null, payload)

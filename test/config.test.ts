@@ -12,11 +12,49 @@ t.test('defaults follow the contract', async (t) => {
 })
 
 t.test('values are converted from text and unknown variables ignored', async (t) => {
-  const config = loadConfig({ PORT: '8080', BED_POLICY: 'shared', TRUST_PROXY: 'true', PATH: '/usr/bin', PORT_X: 'y' })
+  const config = loadConfig({ PORT: '8080', BED_POLICY: 'shared', AUDIT_READS: 'true', PATH: '/usr/bin', PORT_X: 'y' })
   t.equal(config.PORT, 8080)
   t.equal(config.BED_POLICY, 'shared')
-  t.equal(config.TRUST_PROXY, true)
+  t.equal(config.AUDIT_READS, true)
 })
+
+t.test(
+  'TRUST_PROXY names the proxies by address; true and hop counts are refused, naming what is accepted',
+  async (t) => {
+    t.equal(loadConfig({}).TRUST_PROXY, false, 'off by default')
+    t.equal(loadConfig({ TRUST_PROXY: 'false' }).TRUST_PROXY, false)
+    const accepted: [string, string][] = [
+      ['127.0.0.1', '127.0.0.1'],
+      [' 127.0.0.1 , 10.0.0.0/8 ', '127.0.0.1,10.0.0.0/8'],
+      ['::1,fd00::/8', '::1,fd00::/8'],
+      ['loopback,uniquelocal', 'loopback,uniquelocal'],
+      ['192.168.1.0/24', '192.168.1.0/24'],
+    ]
+    for (const [text, value] of accepted) t.equal(loadConfig({ TRUST_PROXY: text }).TRUST_PROXY, value, text)
+    const refused: [string, RegExp][] = [
+      ['true', /TRUST_PROXY="true": true is no longer accepted: it trusted every hop.*127\.0\.0\.1/],
+      ['TRUE', /no longer accepted/],
+      ['1', /TRUST_PROXY="1": a hop count cannot tell the proxy from a client.*addresses and CIDR ranges/],
+      [
+        'nginx',
+        /TRUST_PROXY="nginx": "nginx" is not an address or CIDR range; expected false, or the proxies' addresses/,
+      ],
+      ['10.0.0.0/33', /"10\.0\.0\.0\/33" is not an address/],
+      ['127.0.0.1,', /"" is not an address/],
+      ['10.0.0.1/8/1', /is not an address/],
+      ['fd00::/129', /is not an address/],
+    ]
+    for (const [text, message] of refused) {
+      t.throws(() => loadConfig({ TRUST_PROXY: text }), ConfigError, text)
+      t.throws(() => loadConfig({ TRUST_PROXY: text }), message, text)
+    }
+    t.throws(
+      () => loadConfig({ TRUST_PROXY: 'true', PORT: 'eighty' }),
+      /PORT="eighty".*\n.*TRUST_PROXY="true"/,
+      'named beside the other problems',
+    )
+  },
+)
 
 t.test('bad values stop the start with a message naming each variable', async (t) => {
   const attempt = () => loadConfig({ PORT: 'eighty', BED_POLICY: 'sometimes', RATE_LIMIT_MAX: '-1' })

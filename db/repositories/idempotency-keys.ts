@@ -22,8 +22,10 @@ interface Row {
 
 /** The answers kept for Idempotency-Key retries (migration 9), per token and key. */
 export function createIdempotencyKeys(db: Database) {
+  // Only answers of changes count: earlier versions also stored refusals (4xx), which a retry
+  // now runs again; such a row is replaced by the next answer stored for its key, or pruned.
   const find = db.prepare<[string, string, number], Row>(
-    'SELECT * FROM idempotency_keys WHERE token_id = ? AND key = ? AND created_at >= ?',
+    'SELECT * FROM idempotency_keys WHERE token_id = ? AND key = ? AND created_at >= ? AND status < 300',
   )
   // An expired row of the same key, not yet pruned, is replaced: the key starts afresh.
   const save = db.prepare(
@@ -47,7 +49,7 @@ export function createIdempotencyKeys(db: Database) {
         body: row.body,
       }
     },
-    /** Must run inside the transaction of the change the answer tells of (or alone, for a refusal). */
+    /** Must run inside the transaction of the change the answer tells of. */
     save(answer: StoredAnswer): void {
       save.run({ ...answer, headers: JSON.stringify(answer.headers) })
     },

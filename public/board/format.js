@@ -28,14 +28,26 @@ function escapeRegExp(text) {
   return text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&')
 }
 
+// The service's own notification texts (domain/ward-events.ts) name an encounter between known
+// words: everything between them is the id, whatever it holds (dots, colons, spaces).
+const OWN_TEXTS = [
+  /\b(Encounter )(?!•••)(.+?)( now occupies bed )/g,
+  /\b(Encounter )(?!•••)(.+?)( was discharged from bed )/g,
+  /\b(The discharge of encounter )(?!•••)(.+?)( from bed )/g,
+]
+// Elsewhere (text an administrator posted), the word after "encounter", up to the next space; a
+// sentence's closing punctuation stays.
+const AFTER_THE_WORD = /\b(encounter)(\s+)(?!•••)\S+?([,.;:)!?]*)(?=\s|$)/gi
+
 /**
- * Text with identifiers masked: every id the board knows (encounters, accounts, providers) and the
- * word that follows "encounter" (the service's own notifications name encounters that way, also
- * ones the board has not seen). Longest ids first, so an id containing another is masked whole.
+ * Text with identifiers masked: every id the board knows (encounters, accounts, providers), then
+ * encounters the board has not seen: in the service's own notifications, and after the word
+ * "encounter". Longest ids first, so an id containing another is masked whole.
  */
 export function redact(text, knownIds) {
   let out = text
   const ids = [...knownIds].filter((id) => id.length > 0).sort((a, b) => b.length - a.length)
   for (const id of ids) out = out.replace(new RegExp(escapeRegExp(id), 'g'), HIDDEN)
-  return out.replace(/\b(encounter)(\s+)(?!•••)[^\s,.;:()]+/gi, `$1$2${HIDDEN}`)
+  for (const pattern of OWN_TEXTS) out = out.replace(pattern, `$1${HIDDEN}$3`)
+  return out.replace(AFTER_THE_WORD, `$1$2${HIDDEN}$3`)
 }

@@ -1,6 +1,7 @@
 import createError from '@fastify/error'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Principal } from '../../domain/principal.js'
+import { noteListTotal } from '../../plugins/read-audit.js'
 import { BedList, BedsQuery } from '../../schemas/beds.js'
 import { errorResponses } from '../../schemas/common.js'
 
@@ -29,6 +30,8 @@ const bedRoutes: FastifyPluginAsyncTypebox = async function bedRoutes(fastify) {
   fastify.get(
     '/beds',
     {
+      // The beds carry their occupants (occupiedBy names the patient): a read like any list.
+      config: { readAudit: 'list' },
       schema: {
         tags: ['beds'],
         summary:
@@ -40,6 +43,7 @@ const bedRoutes: FastifyPluginAsyncTypebox = async function bedRoutes(fastify) {
     async function listBeds(request) {
       const facility = facilityToList(request.principal, request.query.facility)
       const list = beds.list(facility)
+      noteListTotal(request, list.length)
       return { ...(facility === null ? {} : { facility }), beds: list, total: list.length }
     },
   )

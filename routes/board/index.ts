@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fastifyStatic from '@fastify/static'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { PROJECT_ROOT } from '../../config.js'
 
 export const BOARD_ROOT = join(PROJECT_ROOT, 'public', 'board')
+export const FAVICON_PATH = join(PROJECT_ROOT, 'public', 'favicon.svg')
 
 /**
  * The bed board (docs/BOARD.md): one page and its script and style, served as files from
@@ -27,6 +29,20 @@ const boardRoutes: FastifyPluginAsyncTypebox = async function boardRoutes(fastif
   fastify.get('/board', { schema: { hide: true } }, function boardPage(_request, reply) {
     reply.header('cache-control', 'no-cache')
     return reply.sendFile('index.html')
+  })
+
+  // The address people type with a slash: one page, one address (its assets are linked absolutely,
+  // so serving it here would work too, but a bookmark should not depend on that).
+  fastify.get('/board/', { schema: { hide: true } }, function boardWithSlash(request, reply) {
+    const query = request.url.indexOf('?')
+    return reply.redirect(`/board${query === -1 ? '' : request.url.slice(query)}`, 301)
+  })
+
+  // Browsers ask for /favicon.ico on every page they show; a 404 is a console error on every
+  // corridor screen. The board links it too. An SVG (a few hundred bytes, no script), kept a day.
+  const favicon = readFileSync(FAVICON_PATH)
+  fastify.get('/favicon.ico', { schema: { hide: true } }, function faviconIcon(_request, reply) {
+    return reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(favicon)
   })
 }
 

@@ -132,8 +132,10 @@ export async function openBoard(t: Test, base: string) {
   const problems: string[] = []
   const urls: string[] = []
   // Not problems: a refused connection while the test has stopped the server, and Chromium's note
-  // that it ignores helmet's Cross-Origin-Opener-Policy on a plain-http address.
-  const expected = /Failed to load resource|net::ERR_|Cross-Origin-Opener-Policy header has been ignored/
+  // that it ignores helmet's Cross-Origin-Opener-Policy on a plain-http address. A resource the
+  // server answered with an error is one. (Under page.route Chromium does not fetch the favicon:
+  // test/routes/board.test.ts checks /favicon.ico.)
+  const expected = /Failed to load resource: net::ERR_|net::ERR_|Cross-Origin-Opener-Policy header has been ignored/
   page.on('console', (message) => {
     if (message.type() === 'error' && !expected.test(message.text())) problems.push(message.text())
   })

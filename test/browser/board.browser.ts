@@ -209,5 +209,11 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
     urls.some((url) => url.includes(tokens.viewer)),
     'the token is never in a URL',
   )
-  t.same(problems, [], 'no console errors (no policy violation)')
+  t.same(problems, [], 'no console errors (no policy violation, no answer with an error)')
+
+  // The address typed with a slash opens the same board.
+  await page.goto(`${server.base}/board/`)
+  t.equal(new URL(page.url()).pathname, '/board', '/board/ leads to /board')
+  await page.locator('#signin').waitFor({ timeout: 10_000 })
+  t.same(problems, [], 'and it works there')
 })

@@ -106,6 +106,19 @@ t.test('a get, a list and a render each leave their entry, with filter names onl
   t.ok(changes.length >= 2 && changes.every((e: { kind: string }) => e.kind === 'change'), 'changes by default')
 })
 
+t.test('the beds of a facility (their occupants name patients) are a read like any list', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { AUDIT_READS: true })
+  await create(app, tokens.writeA, '/ward-occupants', admit)
+  t.equal((await app.inject({ url: '/beds?facility=A', headers: bearer(tokens.readA) })).statusCode, 200)
+  t.equal((await app.inject({ url: '/beds?facility=B', headers: bearer(tokens.readA) })).statusCode, 403)
+  t.match(await reads(app, tokens.admin), [
+    { account: 'viewer-a', resource: 'beds', operation: 'list', route: 'GET /beds', status: 200 },
+    { account: 'viewer-a', resource: 'beds', route: 'GET /beds', status: 403 },
+  ])
+  const [entry] = await reads(app, tokens.admin)
+  t.same([entry?.filters, entry?.total, entry?.recordId], [['facility'], 1, null], 'filter names and beds listed')
+})
+
 t.test('refused reads are logged with their status; failed authentications are not', async (t) => {
   const { app, tokens } = await buildTestApp(t, { AUDIT_READS: true })
   const ofB = await create(app, tokens.writeB, '/ward-occupants', admit)

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { BOARD_ROOT } from '../../routes/board/index.js'
+import { BOARD_ROOT, FAVICON_PATH } from '../../routes/board/index.js'
 import { buildTestApp } from '../helper.js'
 
 const FILES = readdirSync(BOARD_ROOT)
@@ -19,6 +19,11 @@ t.test('GET /board serves the page without a token, under a strict policy', asyn
   t.equal(scriptSrc, "'self'", 'scripts from this origin only, nothing inline')
   t.match(csp, /frame-ancestors 'none'/)
   t.match(csp, /connect-src 'self'|default-src 'self'/, 'the page may only talk to this service')
+  // docs/BOARD.md and docs/SECURITY.md: no inline style, no font or style from elsewhere.
+  const directive = (name: string) => new RegExp(`(?:^|;)\\s*${name} ([^;]*)`).exec(csp)?.[1]
+  t.equal(directive('style-src'), "'self'", 'styles from this origin only, nothing inline')
+  t.equal(directive('font-src'), "'self'", 'fonts from this origin only (no https:, no data:)')
+  t.notMatch(csp, /unsafe-inline|unsafe-eval/, 'nothing inline anywhere in the policy')
   // A ward server is reached as http://<host>:3000: an upgrade would send the page's own script
   // to https, where nothing answers (test/browser/board.browser.ts shows it on a LAN address).
   t.notMatch(csp, /upgrade-insecure-requests/, 'no upgrade to https on a plain-http service')
@@ -66,4 +71,36 @@ t.test('the page holds no inline script or style and loads nothing from elsewher
       t.notMatch(text, /localStorage/, `${file}: the token is kept for the tab only`)
     }
   }
+})
+
+t.test('/favicon.ico is a small SVG icon, linked by the board, without a token', async (t) => {
+  const { app } = await buildTestApp(t)
+  for (const method of ['GET', 'HEAD'] as const) {
+    const res = await app.inject({ method, url: '/favicon.ico' })
+    t.equal(res.statusCode, 200, method)
+    t.equal(res.headers['content-type'], 'image/svg+xml', `${method}: an SVG, said so`)
+    t.equal(res.headers['x-content-type-options'], 'nosniff')
+    t.equal(res.headers['cache-control'], 'public, max-age=86400', 'kept a day, not asked for on every page')
+  }
+  const icon = (await app.inject('/favicon.ico')).body
+  t.equal(icon, readFileSync(FAVICON_PATH, 'utf8'))
+  t.match(icon, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
+  t.notMatch(icon, /<script|\son[a-z]+=|href=/i, 'nothing active and nothing fetched in the icon')
+  t.ok(Buffer.byteLength(icon) < 2048, 'small')
+  const html = readFileSync(join(BOARD_ROOT, 'index.html'), 'utf8')
+  t.match(html, '<link rel="icon" href="/favicon.ico" type="image/svg+xml">', 'the board names its icon')
+})
+
+t.test('/board/ (the slash people type) leads to the board', async (t) => {
+  const { app } = await buildTestApp(t)
+  for (const [url, location] of [
+    ['/board/', '/board'],
+    ['/board/?facility=A', '/board?facility=A'],
+  ] as const) {
+    const res = await app.inject({ url })
+    t.equal(res.statusCode, 301, url)
+    t.equal(res.headers.location, location, `${url}: to ${location}`)
+  }
+  t.equal((await app.inject('/board')).statusCode, 200)
+  t.equal((await app.inject('/board//')).statusCode, 404, 'no other spelling is invented')
 })

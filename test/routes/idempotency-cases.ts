@@ -1,5 +1,17 @@
 import type { Database } from 'better-sqlite3'
 import { createNotificationRepository } from '../../db/repositories/notifications.js'
+import { bearer, type TestApp } from '../helper.js'
+
+/** Requests of one token, with an Idempotency-Key when one is given (and any other headers). */
+export function caller(app: TestApp, token: string) {
+  return (method: string, url: string, payload?: unknown, key?: string, headers: Record<string, string> = {}) =>
+    app.inject({
+      method: method as 'POST',
+      url,
+      headers: { ...bearer(token), ...headers, ...(key === undefined ? {} : { 'idempotency-key': key }) },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    })
+}
 
 /** What one write route needs for an Idempotency-Key test: a record to act on, the request. */
 export interface WriteCase {

@@ -1,19 +1,9 @@
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
-import { bearer, buildTestApp, type TestApp } from '../helper.js'
+import { buildTestApp } from '../helper.js'
 import { until } from '../reliability/fault-helpers.js'
-import { type Call, footprint, writeCases } from './idempotency-cases.js'
-
-function caller(app: TestApp, token: string) {
-  return (method: string, url: string, payload?: unknown, key?: string) =>
-    app.inject({
-      method: method as 'POST',
-      url,
-      headers: { ...bearer(token), ...(key === undefined ? {} : { 'idempotency-key': key }) },
-      ...(payload === undefined ? {} : { payload: payload as object }),
-    })
-}
+import { type Call, caller, footprint, writeCases } from './idempotency-cases.js'
 
 t.test('a retry with the same key gets the first answer and changes nothing again, on every write route', async (t) => {
   const { app, tokens } = await buildTestApp(t)
@@ -62,24 +52,27 @@ t.test('the same key with another body, path or method is a 422; keys are per to
   t.equal(other.headers['idempotent-replayed'], undefined)
 })
 
-t.test('a 4xx answer is stored too: the retry gets it even once the request would succeed', async (t) => {
+t.test('a refusal (4xx) changed nothing and is not stored: the retry runs again', async (t) => {
   const { app, tokens } = await buildTestApp(t)
   const call = caller(app, tokens.write)
   const first = await call('POST', '/ward-occupants', { encounter: 'e-1', bed: 'B-1', occupiedBy: 'p' })
   const taken = await call('POST', '/ward-occupants', { encounter: 'e-2', bed: 'B-1', occupiedBy: 'q' }, 'k409')
   t.equal(taken.statusCode, 409)
   t.equal(taken.json().code, 'BED_OCCUPIED')
+  t.equal(app.db.prepare('SELECT count(*) FROM idempotency_keys').pluck().get(), 0, 'nothing kept for the 409')
   await call('PATCH', `/ward-occupants/${first.json().id}`, { discharge: true })
   const retry = await call('POST', '/ward-occupants', { encounter: 'e-2', bed: 'B-1', occupiedBy: 'q' }, 'k409')
-  t.equal(retry.statusCode, 409, 'the first answer, not a second attempt')
-  t.equal(retry.body, taken.body)
-  t.equal(retry.headers['idempotent-replayed'], 'true')
+  t.equal(retry.statusCode, 200, 'the bed is free now: the retry admits, once')
+  t.equal(retry.headers['idempotent-replayed'], undefined)
+  const again = await call('POST', '/ward-occupants', { encounter: 'e-2', bed: 'B-1', occupiedBy: 'q' }, 'k409')
+  t.equal(again.headers['idempotent-replayed'], 'true', 'and that change is what the key now stands for')
+  t.equal(again.body, retry.body)
+  t.equal(footprint(app.db).occupants, 2)
   const missing = await call('DELETE', `/ward-occupants/${'0'.repeat(24)}`, undefined, 'k404')
   t.equal(missing.statusCode, 404)
-  t.equal(
-    (await call('DELETE', `/ward-occupants/${'0'.repeat(24)}`, undefined, 'k404')).headers['idempotent-replayed'],
-    'true',
-  )
+  const missingAgain = await call('DELETE', `/ward-occupants/${'0'.repeat(24)}`, undefined, 'k404')
+  t.equal(missingAgain.statusCode, 404)
+  t.equal(missingAgain.headers['idempotent-replayed'], undefined, 'a 404 is looked up again, not replayed')
 })
 
 t.test("a bad key is a 400 naming the header; a quoted key (the draft's form) is the same key", async (t) => {

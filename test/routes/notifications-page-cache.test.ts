@@ -17,7 +17,10 @@ import { bearer } from '../helper.js'
  * through another connection (as the CLI writes), the remembering app answers what it answers.
  */
 
+// Pairs that differ in one part of the remembered page's key only ('' and '$unseen=true': $unseen).
 const QUERIES = [
+  '',
+  '$unseen=true',
   '$limit=50',
   '$limit=2',
   '$limit=2&$skip=1',
@@ -161,6 +164,26 @@ t.test('the same page asked again is not read again until something changes', as
   // Another caller never gets this caller's page: same account, another facility.
   const nurseB = await remembering.inject({ url: '/notifications?$unseen=true', headers: bearer(tokens[1] as string) })
   t.equal(JSON.parse(nurseB.body).total, 0, 'the same account in facility B sees none of A')
+})
+
+t.test('pages that differ only in $unseen are remembered apart', async (t) => {
+  const { remembering, oracle, tokens } = await twoAppsFor(t, 16_777_216)
+  const nurseA = bearer(tokens[0] as string)
+  const here = createNotificationRepository(remembering.db)
+  const note = { code: 'c', type: 'ward', title: 't', body: 'b', facility: 'A' }
+  const seen = here.create(note)
+  here.create(note)
+  const marked = await remembering.inject({ method: 'POST', url: `/notifications/${seen.id}/seen`, headers: nurseA })
+  t.equal(marked.statusCode, 200)
+  const totals: Record<string, number> = {}
+  // Each asked twice: the second answer is the remembered one.
+  for (const query of ['', '$unseen=true', '$unseen=false', '', '$unseen=true', '$unseen=false']) {
+    const got = await remembering.inject({ url: `/notifications?${query}`, headers: nurseA })
+    const want = await oracle.inject({ url: `/notifications?${query}`, headers: nurseA })
+    t.equal(got.body, want.body, `?${query}: the page a fresh read gives`)
+    totals[query] = JSON.parse(got.body).total
+  }
+  t.same(totals, { '': 2, '$unseen=true': 1, '$unseen=false': 1 })
 })
 
 t.test('NOTIFICATION_PAGE_CACHE_BYTES=0 reads every page', async (t) => {

@@ -45,9 +45,15 @@ t.test('JSON answers, errors included, carry the OWASP REST set', async (t) => {
 })
 
 t.test('HSTS only when the service knows the request came over TLS', async (t) => {
-  const proxied = await buildTestApp(t, { TRUST_PROXY: true })
+  const proxied = await buildTestApp(t, { TRUST_PROXY: '127.0.0.1' })
   const https = await proxied.app.inject({ url: '/health', headers: { 'x-forwarded-proto': 'https' } })
   t.match(https.headers['strict-transport-security'], /^max-age=\d+/, 'behind TRUST_PROXY, forwarded https')
+  const notProxy = await proxied.app.inject({
+    url: '/health',
+    headers: { 'x-forwarded-proto': 'https' },
+    remoteAddress: '192.0.2.9',
+  })
+  t.notOk('strict-transport-security' in notProxy.headers, 'from an address that is not a named proxy: not believed')
   const http = await proxied.app.inject({ url: '/health', headers: { 'x-forwarded-proto': 'http' } })
   t.notOk('strict-transport-security' in http.headers, 'forwarded http: none')
   const direct = await buildTestApp(t)
@@ -61,6 +67,13 @@ t.test("the service's own HTML pages keep helmet's full set", async (t) => {
   t.match(docs.headers['content-type'], /^text\/html/)
   t.match(docs.headers['content-security-policy'], /script-src 'self'/)
   t.match(docs.headers['content-security-policy'], /frame-ancestors 'none'/)
+  // Swagger UI's script sets inline styles: its page alone allows them, nothing else differs.
+  const board = String((await app.inject('/board')).headers['content-security-policy'])
+  t.equal(
+    docs.headers['content-security-policy'],
+    board.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'"),
+    "the docs page: the board's policy plus inline styles",
+  )
   for (const header of PAGE_ONLY) t.ok(header in docs.headers, `docs: ${header}`)
   t.equal(docs.headers['x-content-type-options'], 'nosniff')
   t.equal(docs.headers['x-frame-options'], 'DENY')
@@ -71,9 +84,9 @@ t.test("the service's own HTML pages keep helmet's full set", async (t) => {
   await fastify.register(securityHeaders)
   fastify.get('/board', (_request, reply) => reply.type('text/html; charset=utf-8').send('<p>board</p>'))
   fastify.get('/data', () => ({ ok: true }))
-  const board = await fastify.inject('/board')
-  t.match(board.headers['content-security-policy'], /script-src 'self'/, 'a new HTML page: the page policy')
-  for (const header of PAGE_ONLY) t.ok(header in board.headers, `new page: ${header}`)
+  const newPage = await fastify.inject('/board')
+  t.match(newPage.headers['content-security-policy'], /script-src 'self'/, 'a new HTML page: the page policy')
+  for (const header of PAGE_ONLY) t.ok(header in newPage.headers, `new page: ${header}`)
   apiSet(t, await fastify.inject('/data'), 'a new JSON route')
 })
 

@@ -102,6 +102,26 @@ t.test('normal traffic is rate limited per token when a limit is set', async (t)
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(tokens.write) })).statusCode, 200, 'other token')
 })
 
+t.test('the 429 names the configured window, and the wait as Retry-After does', async (t) => {
+  for (const [windowMs, window] of [
+    [60_000, '60'],
+    [90_000, '90'],
+    [2_500, '2.5'],
+  ] as const) {
+    const { app, tokens } = await buildTestApp(t, { RATE_LIMIT_MAX: 1, RATE_LIMIT_WINDOW_MS: windowMs })
+    await app.inject({ url: '/ward-occupants', headers: bearer(tokens.read) })
+    const limited = await app.inject({ url: '/ward-occupants', headers: bearer(tokens.read) })
+    t.equal(limited.statusCode, 429)
+    const wait = Number(limited.headers['retry-after'])
+    t.ok(wait >= 1 && wait <= Math.ceil(windowMs / 1000), `Retry-After ${wait} is within the window`)
+    t.equal(
+      limited.json().message,
+      `rate limit of 1 requests per ${window} seconds exceeded; retry in ${wait} seconds`,
+      `window ${windowMs} ms`,
+    )
+  }
+})
+
 t.test('tokens are stored hashed, never in clear', async (t) => {
   const { app, tokens } = await buildTestApp(t)
   const secret = tokens.admin.split('_').slice(2).join('_')

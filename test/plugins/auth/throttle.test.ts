@@ -1,4 +1,5 @@
 import t from 'tap'
+import { AuthThrottle } from '../../../plugins/auth/throttle.js'
 import { bearer, buildTestApp } from '../../helper.js'
 
 // The failed-authentication throttle slows down failures only: a valid token is never refused
@@ -91,7 +92,7 @@ t.test('an unknown token is throttled by address; other addresses are not affect
 })
 
 t.test('behind TRUST_PROXY the forwarded address is the key', async (t) => {
-  const { app, tokens } = await buildTestApp(t, { AUTH_FAILURE_LIMIT: 2, TRUST_PROXY: true })
+  const { app, tokens } = await buildTestApp(t, { AUTH_FAILURE_LIMIT: 2, TRUST_PROXY: '127.0.0.1' })
   const PROXY = '127.0.0.1'
   const from = (client: string, token: string) =>
     app.inject({
@@ -107,6 +108,54 @@ t.test('behind TRUST_PROXY the forwarded address is the key', async (t) => {
     200,
     'and the throttled client with a valid token passes',
   )
+})
+
+t.test('a client cannot choose its address: what it writes into X-Forwarded-For is not believed', async (t) => {
+  const { app } = await buildTestApp(t, { AUTH_FAILURE_LIMIT: 2, TRUST_PROXY: '127.0.0.1, 10.0.0.0/8' })
+  // nginx with $proxy_add_x_forwarded_for appends the address it saw to what the client sent.
+  const viaProxy = (sent: string) =>
+    app.inject({
+      url: '/ward-occupants',
+      headers: { ...bearer(unknownToken), 'x-forwarded-for': `${sent}, 203.0.113.5` },
+      remoteAddress: '127.0.0.1',
+    })
+  const statuses: number[] = []
+  for (let i = 0; i < 5; i++) statuses.push((await viaProxy(`198.51.100.${i}`)).statusCode)
+  t.same(statuses, [401, 401, 429, 429, 429], 'a new made-up address on every attempt: still one key')
+  const direct = (remoteAddress: string) =>
+    app.inject({
+      url: '/ward-occupants',
+      headers: { ...bearer(unknownToken), 'x-forwarded-for': '203.0.113.77' },
+      remoteAddress,
+    })
+  const fromOutside = [(await direct('192.0.2.9')).statusCode, (await direct('192.0.2.9')).statusCode]
+  t.same(fromOutside, [401, 401], 'a client that is no proxy: keyed by its own address, not the header')
+  t.equal((await direct('192.0.2.9')).statusCode, 429)
+  t.equal((await direct('10.1.2.3')).statusCode, 401, 'a proxy of the range: the address it forwards (new) counts')
+})
+
+t.test('a window lasts AUTH_FAILURE_WINDOW_MS: Retry-After never says longer', async (t) => {
+  for (const windowMs of [1_000, 900_000]) {
+    const { app } = await buildTestApp(t, { AUTH_FAILURE_LIMIT: 1, AUTH_FAILURE_WINDOW_MS: windowMs })
+    await app.inject({ url: '/ward-occupants', headers: bearer(unknownToken), remoteAddress: WARD })
+    const throttled = await app.inject({ url: '/ward-occupants', headers: bearer(unknownToken), remoteAddress: WARD })
+    t.equal(throttled.statusCode, 429)
+    const wait = Number(throttled.headers['retry-after'])
+    t.ok(wait >= 1 && wait <= windowMs / 1000, `window ${windowMs} ms: Retry-After ${wait} s`)
+    t.match(throttled.json().message, `retry in ${wait} seconds`)
+  }
+})
+
+t.test('a key is forgiven exactly when its window ends (the clock is passed in, no waiting)', async (t) => {
+  const throttle = new AuthThrottle(2, 60_000)
+  const start = 1_000_000
+  t.same(throttle.fail(['address a'], start), [])
+  t.same(throttle.fail(['address a'], start + 10), ['address a'], 'the second failure reaches the limit of 2')
+  t.equal(throttle.retryAfter(['address a'], start + 10), 60, 'the window began with the first failure')
+  t.equal(throttle.retryAfter(['address a'], start + 59_999), 1, 'a millisecond before its end: still throttled')
+  t.equal(throttle.retryAfter(['address a'], start + 60_000), 0, 'at its end: forgiven')
+  t.same(throttle.fail(['address a'], start + 60_000), [], 'a failure then opens a new window, counted from 1')
+  t.equal(throttle.retryAfter(['address a'], start + 60_001), 0)
 })
 
 t.test('failed stream tickets count as failures; a valid token still passes', async (t) => {

@@ -1,0 +1,61 @@
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import t from 'tap'
+import { type WardOccupantEvent, wardNotification } from '../../domain/ward-events.js'
+import { BOARD_ROOT } from '../../routes/board/index.js'
+
+/**
+ * The board's privacy mask (public/board/format.js, a browser module without DOM use, so Node runs
+ * it as it is). Its fallback is what protects encounters the board has never loaded: a
+ * notification about a bed of another page, or one made while the board was closed.
+ */
+
+type Redact = (text: string, knownIds: Iterable<string>) => string
+const format = (await import(pathToFileURL(join(BOARD_ROOT, 'format.js')).href)) as {
+  redact: Redact
+  HIDDEN: string
+}
+const { redact, HIDDEN } = format
+
+// Encounter ids are free text: numbers with dots, slashes, colons, even spaces.
+const ENCOUNTERS = ['enc-1001', 'E/2024/77', '2024.0001', 'ENC:77', 'enc 1001', 'V(7)', 'a,b']
+
+function ownTexts(encounter: string): string[] {
+  const types: WardOccupantEvent['type'][] = ['occupied', 'discharged', 'reopened']
+  const occupants = [
+    { id: 'x', facility: 'A', bed: 'B-12', room: 'R-3', encounter, occupiedBy: 'patient-9' },
+    { id: 'y', facility: 'A', bed: 'B-12', encounter, occupiedBy: 'patient-9' },
+  ]
+  return occupants.flatMap((occupant) =>
+    types.flatMap((type) => {
+      const { title, body } = wardNotification({ type, at: 0, occupant } as WardOccupantEvent)
+      return [title, body]
+    }),
+  )
+}
+
+t.test("the service's own notifications: an encounter the board does not know is masked whole", async (t) => {
+  for (const encounter of ENCOUNTERS) {
+    for (const text of ownTexts(encounter)) {
+      t.equal(redact(text, new Set()), text.replaceAll(encounter, HIDDEN), `${encounter}: ${text}`)
+    }
+  }
+})
+
+t.test('free text: the word after "encounter" is masked, punctuation kept', async (t) => {
+  const cases: [string, string][] = [
+    ['Call the lab about encounter enc-77.', `Call the lab about encounter ${HIDDEN}.`],
+    ['ENCOUNTER 2024.0001 moved to R-2', `ENCOUNTER ${HIDDEN} moved to R-2`],
+    ['encounter E/2024/77, urgent', `encounter ${HIDDEN}, urgent`],
+    ['Encounters today: 4', 'Encounters today: 4'],
+    ['no encounter', 'no encounter'],
+  ]
+  for (const [text, masked] of cases) t.equal(redact(text, new Set()), masked, text)
+})
+
+t.test('ids the board knows are masked anywhere, the longest first', async (t) => {
+  const known = new Set(['enc-1', 'enc-10', 'patient-7', ''])
+  t.equal(redact('patient-7 in enc-10, not enc-1', known), `${HIDDEN} in ${HIDDEN}, not ${HIDDEN}`)
+  t.equal(redact('Encounter enc-10 now occupies bed B-1.', known), `Encounter ${HIDDEN} now occupies bed B-1.`)
+  t.equal(redact('bed B-1 (room R-1)', known), 'bed B-1 (room R-1)', 'beds and rooms are not ids')
+})
