@@ -90,8 +90,9 @@ export class FeedHub {
    */
   private audienceOf(delivery: FeedDelivery): Set<FeedStream>[] {
     if (delivery.forEveryFacility) return [...this.byFacility.values()]
-    const unbound = this.byFacility.get(null)
-    const own = delivery.facility === null ? undefined : this.byFacility.get(delivery.facility)
+    const unbound = delivery.audience === 'bound' ? undefined : this.byFacility.get(null)
+    const own =
+      delivery.facility === null || delivery.audience === 'unbound' ? undefined : this.byFacility.get(delivery.facility)
     return [own, unbound].filter((group): group is Set<FeedStream> => group !== undefined)
   }
 

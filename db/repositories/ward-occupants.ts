@@ -11,7 +11,6 @@ import { type FieldMap, parseListQuery } from '../query/query.js'
 import type { WriteQueue } from '../write-queue.js'
 import { type ChangeLogs, logChange } from './changes.js'
 
-
 const RESOURCE = 'ward-occupants' as const
 
 export const WARD_OCCUPANT_FIELDS: FieldMap = {

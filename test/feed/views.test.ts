@@ -25,6 +25,7 @@ function event(facility: string | null): FeedEvent {
     action: 'created',
     recordId: record.id,
     facility,
+    audience: null,
     payload: JSON.stringify({ ...record, facility: facility ?? undefined }),
   }
 }
