@@ -1,15 +1,7 @@
 import { connect } from 'node:net'
 import t from 'tap'
 import { bearer } from '../helper.js'
-import { listeningApp, openStream } from './helpers.js'
-
-const waitUntil = async (check: () => boolean, what: string, ms = 10_000) => {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+import { listeningApp, openStream, waitUntil } from './helpers.js'
 
 t.test('streams per token and in all are limited: 429 with Retry-After', async (t) => {
   const { app, tokens, base } = await listeningApp(t, { FEED_MAX_STREAMS_PER_TOKEN: 2, FEED_MAX_STREAMS: 3 })
