@@ -128,7 +128,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     await scope.register(authPlugin, {
       failureLimit: opts.config.AUTH_FAILURE_LIMIT,
       failureWindowMs: opts.config.AUTH_FAILURE_WINDOW_MS,
-      redeemTicket: (ticket) => fastify.feed.redeemTicket(ticket),
+      peekTicket: (ticket) => fastify.feed.peekTicket(ticket),
     })
     await scope.register(rateLimitPlugin, {
       max: opts.config.RATE_LIMIT_MAX,
