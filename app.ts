@@ -82,7 +82,7 @@ export function listenOptions(config: Config): FastifyHttpOptions<Server> {
 export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   return {
     level: config.LOG_LEVEL,
-    serializers: { req: requestSerializer(config.LOG_QUERY_VALUES) },
+    serializers: { req: requestSerializer(config.LOG_QUERY_VALUES, parseQueryString) },
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
   }
 }
