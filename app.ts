@@ -83,7 +83,7 @@ export function listenOptions(config: Config): FastifyHttpOptions<Server> {
 export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   return {
     level: config.LOG_LEVEL,
-    serializers: { req: requestSerializer(config.LOG_QUERY_VALUES) },
+    serializers: { req: requestSerializer(config.LOG_QUERY_VALUES, parseQueryString) },
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
   }
 }
@@ -136,7 +136,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     await scope.register(authPlugin, {
       failureLimit: opts.config.AUTH_FAILURE_LIMIT,
       failureWindowMs: opts.config.AUTH_FAILURE_WINDOW_MS,
-      redeemTicket: (ticket) => fastify.feed.redeemTicket(ticket),
+      peekTicket: (ticket) => fastify.feed.peekTicket(ticket),
     })
     await scope.register(rateLimitPlugin, {
       max: opts.config.RATE_LIMIT_MAX,

@@ -419,3 +419,28 @@ INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
   ('notification_recipients', 'notification_recipients_account_created', '1000000 500 1 1'),
   ('notifications', 'notifications_broadcast_created', '1000000 500000 1 1');
 ANALYZE sqlite_schema;
+
+-- migration 12: records that move between facilities (a form template patched to another facility)
+-- Nobody may read a facility's records from another facility, so a move is told to each side only
+-- as far as it could read it (docs/EVENTS.md, "Moves"). The feed writes one event per audience:
+-- audience 'bound' is for the tokens bound to the event's facility only (the old facility's
+-- `removed`, the new facility's `created`), 'unbound' for the tokens without a facility only (a
+-- `patched`); NULL, every other event, for everyone who may read the facility.
+ALTER TABLE feed_events ADD COLUMN audience TEXT CHECK (audience IN ('bound', 'unbound'));
+-- The audit entry stays one row per change, labelled with the facility the record was in before
+-- (as before) and now also the one it is in after, so an admin of either side finds it and is shown
+-- its own side only (routes/audit). Existing rows get theirs from the record they hold; the
+-- append-only trigger is set aside for that one statement, inside this migration's transaction.
+ALTER TABLE audit_log ADD COLUMN facility_after TEXT;
+DROP TRIGGER audit_log_no_update;
+UPDATE audit_log SET facility_after = CASE WHEN after IS NULL THEN facility ELSE after ->> '$.facility' END;
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+-- Moves written before this version were single events labelled with the old facility that carried
+-- the new record: they are dropped from the kept log as if pruned, so a client resuming from before
+-- them gets `reset` and reloads instead of replaying them (the audit keeps every change).
+UPDATE feed_state SET pruned_through = max(pruned_through, coalesce((
+  SELECT max(seq) FROM feed_events
+  WHERE resource = 'form-templates' AND action = 'patched' AND (payload ->> '$.facility') IS NOT facility), 0))
+WHERE id = 1;
+DELETE FROM feed_events WHERE seq <= (SELECT pruned_through FROM feed_state WHERE id = 1);

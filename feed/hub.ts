@@ -44,6 +44,13 @@ export class FeedHub {
     return this.streams.size
   }
 
+  /** How many streams are still being sent what they missed (not live yet). */
+  get catchingUp(): number {
+    let count = 0
+    for (const stream of this.streams) if (!stream.live) count++
+    return count
+  }
+
   /** Reads what was committed since the last read, on the next turn (never inside a transaction). */
   wake(): void {
     if (this.wakeScheduled) return
@@ -90,8 +97,9 @@ export class FeedHub {
    */
   private audienceOf(delivery: FeedDelivery): Set<FeedStream>[] {
     if (delivery.forEveryFacility) return [...this.byFacility.values()]
-    const unbound = this.byFacility.get(null)
-    const own = delivery.facility === null ? undefined : this.byFacility.get(delivery.facility)
+    const unbound = delivery.audience === 'bound' ? undefined : this.byFacility.get(null)
+    const own =
+      delivery.facility === null || delivery.audience === 'unbound' ? undefined : this.byFacility.get(delivery.facility)
     return [own, unbound].filter((group): group is Set<FeedStream> => group !== undefined)
   }
 
@@ -138,7 +146,12 @@ export class FeedHub {
     stream.live = true
   }
 
-  /** Sends the kept events the stream missed, a page at a time, waiting while its buffer is full. */
+  /**
+   * Sends the kept events the stream missed, a page at a time, waiting while its buffer is full.
+   * While it waits the hub reads on and the log grows, so each page is read up to the hub's
+   * position *at that moment*, and the stream goes live only after a read that found nothing
+   * left: with no wait between that read and going live, no event can fall between the two.
+   */
   private async catchUp(stream: FeedStream): Promise<void> {
     while (!stream.ended) {
       // Pruned meanwhile (a very slow reader): what it missed is gone, so it must reload.
@@ -147,19 +160,20 @@ export class FeedHub {
         return
       }
       const events = this.log.between(stream.pos, this.cursor, PAGE)
+      if (events.length === 0) {
+        // Everything up to the hub's position is passed: from here the hub delivers.
+        stream.pos = this.cursor
+        stream.live = true
+        return
+      }
       for (const event of events) {
         // Sent as fast as the client reads, never faster: a catch-up of days fits any buffer.
         if (stream.congested) await stream.drained()
         if (stream.ended) return
         stream.deliver(new FeedDelivery(event))
       }
-      if (events.length < PAGE) {
-        // Everything up to the hub's position is passed: from here the hub delivers.
-        stream.pos = this.cursor
-        stream.live = true
-        return
-      }
-      await stream.drained()
+      // A long catch-up lets the event loop serve the others between pages.
+      await new Promise((resolve) => setImmediate(resolve))
     }
   }
 

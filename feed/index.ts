@@ -17,8 +17,13 @@ export interface Feed {
   hub: FeedHub
   log: FeedLog
   tickets: StreamTickets
-  /** The principal a stream ticket stands for, if the ticket is good and its token still valid. */
-  redeemTicket(ticket: string): Principal | null
+  /**
+   * The principal a stream ticket stands for, if the ticket is good and its token still valid,
+   * without using the ticket up: a request is checked in full before spendTicket uses it.
+   */
+  peekTicket(ticket: string): Principal | null
+  /** Uses a ticket up; false when it was used meanwhile (or expired). */
+  spendTicket(ticket: string): boolean
   bufferLimit: number
 }
 
@@ -54,8 +59,8 @@ export default fp<FeedOptions>(
     )
     const tickets = new StreamTickets()
 
-    function redeemTicket(ticket: string): Principal | null {
-      const tokenId = tickets.redeem(ticket)
+    function peekTicket(ticket: string): Principal | null {
+      const tokenId = tickets.peek(ticket)
       const info = tokenId === null ? undefined : fastify.tokens.get(tokenId)
       if (!info || tokenRefusal(info, Date.now()) !== null) return null
       return { tokenId: info.tokenId, account: info.account, role: info.role, facility: info.facility }
@@ -78,7 +83,8 @@ export default fp<FeedOptions>(
       prune: (now) => log.prune(now - opts.retentionHours * 3_600_000),
     })
 
-    fastify.decorate('feed', { hub, log, tickets, redeemTicket, bufferLimit: opts.bufferBytes })
+    const spendTicket = (ticket: string): boolean => tickets.redeem(ticket) !== null
+    fastify.decorate('feed', { hub, log, tickets, peekTicket, spendTicket, bufferLimit: opts.bufferBytes })
     // Streams never end by themselves: ending them first lets the server close and the process
     // exit within the shutdown time, each client with a clean end of its response.
     fastify.addHook('preClose', function endStreams(done) {

@@ -1,5 +1,5 @@
 import fastJsonStringify from 'fast-json-stringify'
-import type { FeedEvent, FeedResource } from '../db/repositories/feed.js'
+import type { FeedAudience, FeedEvent, FeedResource } from '../db/repositories/feed.js'
 import {
   learnsOf,
   mayRead,
@@ -32,6 +32,7 @@ export class FeedDelivery {
   readonly seq: number
   readonly resource: FeedResource
   readonly facility: string | null
+  readonly audience: FeedAudience
   private readonly event: FeedEvent
   private readonly name: string
   private shared: string | undefined
@@ -43,6 +44,7 @@ export class FeedDelivery {
     this.seq = event.seq
     this.resource = event.resource
     this.facility = event.facility
+    this.audience = event.audience
     this.name = `${event.resource} ${event.action}`
   }
 
@@ -58,6 +60,9 @@ export class FeedDelivery {
 
   /** The SSE message for this viewer, or null when the viewer may not read this change. */
   frameFor(viewer: Viewer): string | null {
+    // The per-side events of a move: each for the bound tokens of one facility, or the unbound.
+    if (this.audience === 'unbound' && viewer.facility !== null) return null
+    if (this.audience === 'bound' && viewer.facility === null) return null
     if (this.resource === 'notifications') return this.notificationFrame(viewer)
     // A facility-bound token reads its facility's records only (not those without a facility).
     if (viewer.facility !== null && viewer.facility !== this.event.facility) return null
@@ -72,8 +77,10 @@ export class FeedDelivery {
     if (snapshot.reader && !learnsOf(viewer, snapshot.reader)) return null
     // What the view depends on: `to` for admins, the readers a facility may learn of, and the
     // viewer's own mark, which it always sees.
+    // The key names each part unambiguously (JSON), so no facility or account name, however it is
+    // spelled, makes two views one: the view first framed must never be another's.
     const ownMark = snapshot.marks.some((mark) => mark.account === viewer.account)
-    const key = `${viewer.role === 'admin'}|${viewer.facility ?? ''}|${ownMark ? viewer.account : ''}`
+    const key = JSON.stringify([viewer.role === 'admin', viewer.facility, ownMark ? viewer.account : null])
     let frame = this.byView.get(key)
     if (frame === undefined) {
       frame = sseFrame(this.seq, this.name, serialize.notifications(snapshotForViewer(viewer, snapshot)))

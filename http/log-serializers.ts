@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify'
+import qs from 'qs'
 
 /**
  * What a request log line says about the request. Query values, and anything in a path that is
@@ -67,8 +68,26 @@ function unmatchedPath(path: string): string {
   return `/${first ?? ''}${rest.length > 0 ? '/*' : ''}`
 }
 
-/** The request serializer: `withQueryValues` is the LOG_QUERY_VALUES setting. */
-export function requestSerializer(withQueryValues: boolean) {
+/**
+ * The URL with its query as the service read it (`parseQuery` is the routes' own parser), the
+ * stream ticket's value redacted: whatever spelling a client used for the parameter (`%74icket`,
+ * `ticket[]`), it is the parsed key `ticket` that the service would take as a ticket, so that is
+ * the key hidden, never a pattern of the raw text.
+ */
+function urlWithValues(path: string, query: string, parseQuery: (text: string) => Record<string, unknown>): string {
+  if (query === '') return path
+  const parsed = { ...parseQuery(query) }
+  if ('ticket' in parsed) parsed.ticket = '[redacted]'
+  const text = qs.stringify(parsed, { encode: false, arrayFormat: 'brackets' })
+  // A query the parser refused (too many parameters, too deep) is not shown at all.
+  return text === '' ? `${path}?[not parsed]` : `${path}?${text}`
+}
+
+/**
+ * The request serializer: `withQueryValues` is the LOG_QUERY_VALUES setting, `parseQuery` the
+ * query-string parser the routes use.
+ */
+export function requestSerializer(withQueryValues: boolean, parseQuery: (text: string) => Record<string, unknown>) {
   return function serializeRequest(req: LoggedRequest | FastifyRequest) {
     const { path, query } = splitUrl(req.url ?? '')
     const route = req.routeOptions?.url
@@ -80,7 +99,7 @@ export function requestSerializer(withQueryValues: boolean) {
       ...(route !== undefined ? { params: safeParams(req.params) } : {}),
       ...(names.length > 0 ? { query: names } : {}),
       // A stream ticket is a credential: never written, even when debugging.
-      ...(withQueryValues ? { url: req.url?.replace(/([?&]ticket=)[^&]*/g, '$1[redacted]') } : {}),
+      ...(withQueryValues ? { url: urlWithValues(path, query, parseQuery) } : {}),
       host: req.host,
       remoteAddress: req.ip,
     }

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3'
 import type { Principal } from '../../domain/principal.js'
-import type { FeedResource } from './feed.js'
+import { type FeedResource, facilityOf } from './feed.js'
 
 export type AuditOperation = 'create' | 'patch' | 'delete'
 
@@ -18,6 +18,8 @@ export interface AuditEntry extends AuditChange {
   at: number
   account: string
   tokenId: string | null
+  /** The facility of the record after the change: another than `facility` when it moved. */
+  facilityAfter: string | null
 }
 
 export interface AuditFilter {
@@ -36,6 +38,7 @@ interface AuditRow {
   account: string
   token_id: string | null
   facility: string | null
+  facility_after: string | null
   resource: FeedResource
   record_id: string
   operation: AuditOperation
@@ -50,6 +53,7 @@ function toEntry(row: AuditRow): AuditEntry {
     account: row.account,
     tokenId: row.token_id,
     facility: row.facility,
+    facilityAfter: row.facility_after,
     resource: row.resource,
     recordId: row.record_id,
     operation: row.operation,
@@ -61,19 +65,19 @@ function toEntry(row: AuditRow): AuditEntry {
 /**
  * The audit trail. `append` must be called inside the transaction that makes the change, so the
  * change and its entry commit or roll back together. Triggers in schema.sql refuse updates and
- * deletes of the log. The repository that makes the change also appends its feed event
- * (feed.ts, `changeEvent`), from the same change, in the same transaction.
+ * deletes of the log. The repository that makes the change also appends its feed events
+ * (feed.ts, `changeEvents`), from the same change, in the same transaction (changes.ts).
  */
 export function createAuditLog(db: Database) {
   const insert = db.prepare(
-    `INSERT INTO audit_log (at, account, token_id, facility, resource, record_id, operation, before, after)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO audit_log (at, account, token_id, facility, facility_after, resource, record_id, operation, before, after)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
   const select = db.prepare<Record<string, unknown>, AuditRow>(
     `SELECT * FROM audit_log
      WHERE (:resource IS NULL OR resource = :resource)
        AND (:recordId IS NULL OR record_id = :recordId)
-       AND (:facility IS NULL OR facility = :facility)
+       AND (:facility IS NULL OR facility = :facility OR facility_after = :facility)
        AND (:account IS NULL OR account = :account)
        AND (:since IS NULL OR at >= :since)
        AND seq > :afterSeq
@@ -87,6 +91,7 @@ export function createAuditLog(db: Database) {
       actor.account,
       actor.tokenId,
       change.facility,
+      change.after === null ? change.facility : facilityOf(change.after),
       change.resource,
       change.recordId,
       change.operation,
@@ -110,6 +115,19 @@ export function createAuditLog(db: Database) {
   }
 
   return { append, list }
+}
+
+/**
+ * An entry as an administrator bound to `facility` may read it: of a record that moved, only the
+ * side that was in its facility, as GET showed it there (the other side null), and the entry
+ * labelled with its own facility, so it learns neither where the record went nor where it came
+ * from. Every other entry it is shown is of its facility on both sides and stays as it is.
+ */
+export function auditEntryFor(facility: string | null, entry: AuditEntry): AuditEntry {
+  if (facility === null || entry.facility === entry.facilityAfter) return entry
+  const before = entry.facility === facility ? entry.before : null
+  const after = entry.facilityAfter === facility ? entry.after : null
+  return { ...entry, facility, facilityAfter: facility, before, after }
 }
 
 export type AuditLog = ReturnType<typeof createAuditLog>

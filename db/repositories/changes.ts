@@ -1,6 +1,6 @@
 import type { Principal } from '../../domain/principal.js'
 import type { AuditChange, AuditLog } from './audit.js'
-import { changeEvent, type FeedLog } from './feed.js'
+import { changeEvents, type FeedLog } from './feed.js'
 
 export interface ChangeLogs {
   audit: AuditLog
@@ -9,10 +9,11 @@ export interface ChangeLogs {
 
 /**
  * Where a repository records a change it just made, inside the change's own transaction: the
- * audit entry (who, before, after) and the live feed's event, both from the one change and with
- * one timestamp, so they commit or roll back with it and never disagree.
+ * audit entry (who, before, after) and the live feed's events, all from the one change and with
+ * one timestamp, so they commit or roll back with it and never disagree. A change that moves the
+ * record to another facility is one entry and one event per side (changeEvents), for any record.
  */
 export function logChange(logs: ChangeLogs, actor: Principal, change: AuditChange, at: number): void {
   logs.audit.append(actor, change, at)
-  logs.feed.append(changeEvent(change), at)
+  for (const event of changeEvents(change)) logs.feed.append(event, at)
 }

@@ -4,11 +4,19 @@ import type { FeedAction, FeedResource } from '../../schemas/events.js'
 
 export type { FeedAction, FeedResource }
 
+/**
+ * Who of those who may read the event's facility is told of it: everyone (null), only the tokens
+ * bound to that facility ('bound'), only the tokens without a facility ('unbound'). The last two
+ * are the per-side events of a move (changeEvents).
+ */
+export type FeedAudience = 'bound' | 'unbound' | null
+
 export interface FeedChange {
   resource: FeedResource
   action: FeedAction
   recordId: string
   facility: string | null
+  audience?: FeedAudience
   /** JSON text: the record as of the change, or for notifications a NotificationSnapshot. */
   payload: string
 }
@@ -16,6 +24,7 @@ export interface FeedChange {
 export interface FeedEvent extends FeedChange {
   seq: number
   at: number
+  audience: FeedAudience
 }
 
 interface Row {
@@ -25,6 +34,7 @@ interface Row {
   action: FeedAction
   record_id: string
   facility: string | null
+  audience: FeedAudience
   payload: string
 }
 
@@ -36,28 +46,56 @@ function toEvent(row: Row): FeedEvent {
     action: row.action,
     recordId: row.record_id,
     facility: row.facility,
+    audience: row.audience,
     payload: row.payload,
   }
 }
 
 const ACTIONS = { create: 'created', patch: 'patched', delete: 'removed' } as const
 
-/** The feed event of an audited change to a record. A removal carries the record as it was. */
-export function changeEvent(change: {
+export interface RecordChange {
   resource: FeedResource
   recordId: string
   facility: string | null
   operation: keyof typeof ACTIONS
   before: object | null
   after: object | null
-}): FeedChange {
-  return {
-    resource: change.resource,
-    action: ACTIONS[change.operation],
-    recordId: change.recordId,
-    facility: change.facility,
-    payload: JSON.stringify(change.after ?? change.before),
+}
+
+/** The facility a record names (every record that has one calls it `facility`); null: none. */
+export function facilityOf(record: object | null): string | null {
+  const facility = (record as { facility?: unknown } | null)?.facility
+  return typeof facility === 'string' ? facility : null
+}
+
+/**
+ * The feed events of an audited change to a record. A removal carries the record as it was.
+ * A change that moves the record to another facility is told to each side as far as it could
+ * read it, whatever the record: the tokens bound to the old facility see it removed as it was
+ * there, those bound to the new one see it created as it is now, and the tokens without a
+ * facility, who read both, see it patched (docs/EVENTS.md, "Moves").
+ */
+export function changeEvents(change: RecordChange): FeedChange[] {
+  const base = { resource: change.resource, recordId: change.recordId }
+  const from = change.before === null ? null : facilityOf(change.before)
+  const to = change.after === null ? null : facilityOf(change.after)
+  if (change.operation !== 'patch' || from === to) {
+    const record = change.after ?? change.before
+    return [{ ...base, action: ACTIONS[change.operation], facility: change.facility, payload: JSON.stringify(record) }]
   }
+  const events: FeedChange[] = []
+  if (from !== null)
+    events.push({
+      ...base,
+      action: 'removed',
+      facility: from,
+      audience: 'bound',
+      payload: JSON.stringify(change.before),
+    })
+  if (to !== null)
+    events.push({ ...base, action: 'created', facility: to, audience: 'bound', payload: JSON.stringify(change.after) })
+  events.push({ ...base, action: 'patched', facility: to, audience: 'unbound', payload: JSON.stringify(change.after) })
+  return events
 }
 
 /**
@@ -66,7 +104,8 @@ export function changeEvent(change: {
  */
 export function createFeedLog(db: Database) {
   const insert = db.prepare(
-    'INSERT INTO feed_events (at, resource, action, record_id, facility, payload) VALUES (?, ?, ?, ?, ?, ?)',
+    `INSERT INTO feed_events (at, resource, action, record_id, facility, audience, payload)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
   )
   const after = db.prepare<[number, number, number], Row>(
     'SELECT * FROM feed_events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?',
@@ -84,7 +123,8 @@ export function createFeedLog(db: Database) {
   const appendListeners = new Set<() => void>()
 
   function append(change: FeedChange, at = Date.now()): void {
-    insert.run(at, change.resource, change.action, change.recordId, change.facility, change.payload)
+    const { resource, action, recordId, facility, audience, payload } = change
+    insert.run(at, resource, action, recordId, facility, audience ?? null, payload)
     for (const listener of appendListeners) listener()
   }
 

@@ -11,6 +11,11 @@ declare module 'fastify' {
     /** The token id a refused request named with a wrong secret: the failure counts against it too. */
     wrongSecretFor: string | null
     principal: Principal
+    /**
+     * The stream ticket the request was authenticated with, not used up yet: the route spends it
+     * once it has checked the rest of the request, so a refused request leaves it good.
+     */
+    streamTicket: string | null
   }
   interface FastifyContextConfig {
     /** The least role a route needs; by default GET needs `read` and everything else `write`. */
@@ -23,8 +28,8 @@ declare module 'fastify' {
 export interface AuthPluginOptions {
   failureLimit: number
   failureWindowMs: number
-  /** The principal a stream ticket stands for, or null for a used, unknown or expired one. */
-  redeemTicket: (ticket: string) => Principal | null
+  /** The principal a stream ticket stands for (without using it up), or null for a used, unknown or expired one. */
+  peekTicket: (ticket: string) => Principal | null
 }
 
 const TokenRejectedError = createError('TOKEN_REJECTED', '%s', 401)
@@ -75,6 +80,7 @@ export default fp<AuthPluginOptions>(
   async function authPlugin(fastify, opts) {
     const throttle = new AuthThrottle(opts.failureLimit, opts.failureWindowMs)
     fastify.decorateRequest('wrongSecretFor', null)
+    fastify.decorateRequest('streamTicket', null)
 
     function refuse(request: FastifyRequest, reply: FastifyReply, error: Error, done: (error: Error) => void) {
       const keys = [`address ${request.ip}`]
@@ -124,10 +130,11 @@ export default fp<AuthPluginOptions>(
       const ticket = ticketOf(request)
       if (ticket !== undefined) {
         if (request.headers.authorization !== undefined) return done(new TicketWithTokenError())
-        const principal = opts.redeemTicket(ticket)
+        const principal = opts.peekTicket(ticket)
         if (!principal)
           return refuse(request, reply, new TokenRejectedError('the stream ticket is unknown, used or expired'), done)
         request.principal = principal
+        request.streamTicket = ticket
         return authorize()
       }
       fastify.verifyBearerAuth?.(request, reply, (error?: Error) => {

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { auditEntryFor } from '../../db/repositories/audit.js'
 import { errorResponses, Timestamp } from '../../schemas/common.js'
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
@@ -52,7 +53,8 @@ const AuditQuery = Type.Object(
 
 /**
  * The audit trail of changes and the log of reads, for administrators; a facility-bound admin sees
- * its own facility's entries only (for reads: the reads made by tokens of its facility).
+ * its own facility's entries only (for reads: the reads made by tokens of its facility; for a
+ * record that moved: the side that was in its facility).
  */
 const auditRoutes: FastifyPluginAsyncTypebox = async function auditRoutes(fastify) {
   const reads = fastify.repos.readLog
@@ -82,7 +84,9 @@ const auditRoutes: FastifyPluginAsyncTypebox = async function auditRoutes(fastif
         limit: Math.min(Number(q.limit ?? 100), 1000),
       }
       if (q.kind === 'reads') return { entries: reads.list(filter).map((e) => ({ kind: 'read' as const, ...e })) }
-      return { entries: fastify.audit.list(filter).map((e) => ({ kind: 'change' as const, ...e })) }
+      // Of a record that moved, a facility-bound admin reads only its own facility's side.
+      const changes = fastify.audit.list(filter).map((e) => auditEntryFor(request.principal.facility, e))
+      return { entries: changes.map((e) => ({ kind: 'change' as const, ...e })) }
     },
   )
 }

@@ -1,6 +1,7 @@
 import createError from '@fastify/error'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { FeedStream } from '../../feed/stream.js'
+import { MAX_TICKETS_PER_TOKEN } from '../../feed/tickets.js'
 import { errorResponses, NoBody } from '../../schemas/common.js'
 import { EventStream, EventsQuery, FEED_RESOURCES, type FeedResource, StreamTicket } from '../../schemas/events.js'
 
@@ -10,6 +11,14 @@ const InvalidLastEventIdError = createError(
   'Last-Event-ID must be an event id this service sent (a whole number)',
   400,
 )
+
+const TooManyTicketsError = createError(
+  'TOO_MANY_TICKETS',
+  'this token holds %s unused stream tickets, as many as it may; use one or wait for one to expire',
+  429,
+)
+// Used by another request with the same ticket between the check of this one and its opening.
+const TicketSpentError = createError('TOKEN_REJECTED', 'the stream ticket is unknown, used or expired', 401)
 
 const UnknownResourceError = createError(
   'UNKNOWN_RESOURCE',
@@ -63,6 +72,8 @@ const eventRoutes: FastifyPluginAsyncTypebox = async function eventRoutes(fastif
         reply.header('retry-after', RETRY_AFTER_SECONDS)
         throw new TooManyStreamsError(REFUSALS[refusal])
       }
+      // Only a request that opens its stream uses its ticket up: one refused above may retry with it.
+      if (request.streamTicket !== null && !fastify.feed.spendTicket(request.streamTicket)) throw new TicketSpentError()
       reply.header('cache-control', 'no-store')
       reply.sse.keepAlive()
       reply.sse.sendHeaders()
@@ -86,6 +97,7 @@ const eventRoutes: FastifyPluginAsyncTypebox = async function eventRoutes(fastif
       schema: {
         tags,
         summary: 'a single-use ticket that opens one event stream within 30 s (for EventSource)',
+        description: `A token may hold ${MAX_TICKETS_PER_TOKEN} unused tickets; past that, 429 TOO_MANY_TICKETS with Retry-After.`,
         body: NoBody,
         response: { 200: StreamTicket, ...errorResponses() },
       },
@@ -93,7 +105,12 @@ const eventRoutes: FastifyPluginAsyncTypebox = async function eventRoutes(fastif
     async function issueStreamTicket(request, reply) {
       // A ticket is a credential for 30 s: nothing on the way may keep a copy.
       reply.header('cache-control', 'no-store')
-      return fastify.feed.tickets.issue(request.principal.tokenId)
+      const issued = fastify.feed.tickets.issue(request.principal.tokenId)
+      if ('refused' in issued) {
+        reply.header('retry-after', String(Math.max(1, Math.ceil(issued.retryAfterMs / 1000))))
+        throw new TooManyTicketsError(MAX_TICKETS_PER_TOKEN)
+      }
+      return issued
     },
   )
 }

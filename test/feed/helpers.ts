@@ -36,7 +36,8 @@ export class RawStream {
   private response: IncomingMessage | undefined
   private readonly req: ReturnType<typeof httpRequest>
 
-  constructor(url: string, headers: Record<string, string> = {}) {
+  /** `paused`: reads nothing until resume(), so the server's writes back up (a slow reader). */
+  constructor(url: string, headers: Record<string, string> = {}, options: { paused?: boolean } = {}) {
     this.req = httpRequest(url, { headers: { accept: 'text/event-stream', ...headers } })
     this.req.on('response', (res) => {
       this.response = res
@@ -47,6 +48,8 @@ export class RawStream {
       res.on('end', () => this.finish(false))
       res.on('error', () => this.finish(true))
       res.on('aborted', () => this.finish(true))
+      // Before the first 'data' is emitted (next tick): not a byte of the body is read.
+      if (options.paused) res.pause()
       this.notify()
     })
     this.req.on('error', () => this.finish(true))
@@ -79,6 +82,15 @@ export class RawStream {
   close(): void {
     this.req.destroy()
     this.response?.destroy()
+  }
+
+  /** Stops reading: once Node's and the kernel's buffers are full, the server's writes wait. */
+  pause(): void {
+    this.response?.pause()
+  }
+
+  resume(): void {
+    this.response?.resume()
   }
 
   private take(chunk: string): void {
@@ -134,8 +146,12 @@ export class RawStream {
  * Opens a stream and waits for its answer: the status and headers, and for an error its whole
  * body. A new stream's first message (ready) needs `firstMessage`; a resumed one may have none.
  */
-export async function openStream(url: string, headers: Record<string, string> = {}): Promise<RawStream> {
-  const stream = new RawStream(url, headers)
+export async function openStream(
+  url: string,
+  headers: Record<string, string> = {},
+  options: { paused?: boolean } = {},
+): Promise<RawStream> {
+  const stream = new RawStream(url, headers, options)
   await stream.until((s) => s.status !== 0 || s.ended, 10_000, 'the answer')
   if (stream.status !== 200) await stream.until((s) => s.ended, 10_000, 'the error body')
   return stream
@@ -144,6 +160,24 @@ export async function openStream(url: string, headers: Record<string, string> = 
 export async function firstMessage(stream: RawStream): Promise<SseEvent> {
   await stream.until((s) => s.events.length > 0, 10_000, 'a first message')
   return stream.events[0] as SseEvent
+}
+
+/**
+ * How many runs a property test over real sockets makes: `base` at the fuzz tests' default depth
+ * (FUZZ_RUNS=200), scaled with it, so a deeper fuzzing run deepens these too.
+ */
+export function feedRuns(base: number): number {
+  const fuzz = Number(process.env.FUZZ_RUNS ?? 200)
+  return Math.max(1, Math.round((base * (Number.isFinite(fuzz) ? fuzz : 200)) / 200))
+}
+
+/** Polls a condition on the server's state (not on the stream's messages) until it holds. */
+export async function waitUntil(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
 }
 
 export function json(data: string): unknown {

@@ -1,15 +1,8 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { connect } from 'node:net'
 import t from 'tap'
-import { bearer } from '../helper.js'
-import { listeningApp, openStream } from './helpers.js'
-
-const waitUntil = async (check: () => boolean, what: string, ms = 10_000) => {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+import { bearer, type TestApp } from '../helper.js'
+import { listeningApp, openStream, waitUntil } from './helpers.js'
 
 t.test('streams per token and in all are limited: 429 with Retry-After', async (t) => {
   const { app, tokens, base } = await listeningApp(t, { FEED_MAX_STREAMS_PER_TOKEN: 2, FEED_MAX_STREAMS: 3 })
@@ -36,8 +29,48 @@ t.test('streams per token and in all are limited: 429 with Retry-After', async (
   t.equal(again.status, 200, 'a closed stream frees its place')
 })
 
-t.test('a client that stops reading is cut past the buffer limit; the others get everything', async (t) => {
-  const { app, tokens, base } = await listeningApp(t, { FEED_BUFFER_BYTES: 65_536 })
+interface Watched {
+  /** The most the response ever held unsent (Node's buffer and the socket's), after a write. */
+  peak: number
+  /** The largest single write (one event's frame). */
+  largest: number
+  /** What it held unsent when the server cut it; null while it is not cut. */
+  atCut: number | null
+}
+
+/**
+ * The server's side of every /events response, watched from outside the feed: Node's own count
+ * of the bytes written but not yet taken by the kernel, after each write and at the cut.
+ */
+function watchStreams(app: TestApp): Watched[] {
+  const watched: Watched[] = []
+  app.server.on('request', function watch(req: IncomingMessage, res: ServerResponse) {
+    if (!req.url?.startsWith('/events')) return
+    const w: Watched = { peak: 0, largest: 0, atCut: null }
+    watched.push(w)
+    const write = res.write.bind(res) as (chunk: string) => boolean
+    res.write = ((chunk: string) => {
+      const ok = write(chunk)
+      w.largest = Math.max(w.largest, Buffer.byteLength(chunk))
+      w.peak = Math.max(w.peak, res.writableLength)
+      return ok
+    }) as typeof res.write
+    const destroy = res.destroy.bind(res)
+    res.destroy = ((error?: Error) => {
+      w.atCut ??= res.writableLength
+      return destroy(error)
+    }) as typeof res.destroy
+  })
+  return watched
+}
+
+// Above the response's own high-water mark (64 KB on Node 22 and later), which the limit never
+// goes below: this limit is the one that binds.
+const LIMIT = 262_144
+
+t.test('a client that stops reading is cut past the buffer limit, after the limit plus one event', async (t) => {
+  const { app, tokens, base } = await listeningApp(t, { FEED_BUFFER_BYTES: LIMIT })
+  const watched = watchStreams(app)
   const fast = await openStream(`${base}/events?resources=form-templates`, bearer(tokens.read))
   t.teardown(() => fast.close())
   const { port } = new URL(base)
@@ -49,8 +82,10 @@ t.test('a client that stops reading is cut past the buffer limit; the others get
   await waitUntil(() => app.feed.hub.size === 2, 'the stalled stream to open')
   stalled.pause() // reads nothing more: the kernel buffers fill, then the server's
 
-  const template = 'x'.repeat(190_000)
-  const writes = 80
+  // Events much smaller than the limit, so where the cut falls pins the limit from both sides;
+  // 6 MB in all, past what the kernel's socket buffers take in (about 4 MB on loopback).
+  const template = 'x'.repeat(20_000)
+  const writes = 300
   for (let i = 0; i < writes; i++) {
     const res = await app.inject({
       method: 'POST',
@@ -58,15 +93,25 @@ t.test('a client that stops reading is cut past the buffer limit; the others get
       headers: bearer(tokens.write),
       payload: { type: `big-${i}`, template },
     })
-    t.equal(res.statusCode, 200, `write ${i}`)
+    if (res.statusCode !== 200) throw new Error(`write ${i}: ${res.body}`)
   }
   await fast.until((s) => s.changes().length === writes, 30_000, 'every change on the reading stream')
   t.same(
     fast.changes().map((e) => JSON.parse(e.data).type),
     Array.from({ length: writes }, (_, i) => `big-${i}`),
   )
-  await waitUntil(() => app.feed.hub.size === 1, 'the stalled stream to be cut')
-  t.pass('15 MB of changes did not pile up for a client that does not read')
+  // The hub writes an event to every stream in one pass: the cut, if any, has happened by now.
+  t.equal(app.feed.hub.size, 1, 'the stalled stream was cut')
+  const cuts = watched.filter((w) => w.atCut !== null)
+  t.equal(cuts.length, 1, 'the server cut one stream')
+  const cut = cuts[0] ?? { peak: Number.NaN, largest: 0, atCut: null }
+  t.ok(cut.atCut !== null && cut.atCut > LIMIT, `cut once more than the limit waited unsent (${cut.atCut} bytes)`)
+  // A few bytes of chunked framing ride along with each write.
+  t.ok(
+    cut.peak <= LIMIT + cut.largest + 64,
+    `never held more than the limit plus one event (${cut.peak} <= ${LIMIT} + ${cut.largest})`,
+  )
+  t.pass('6 MB of changes did not pile up for a client that does not read')
 })
 
 t.test('the streams of a revoked or expired token close within seconds', async (t) => {

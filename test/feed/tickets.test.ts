@@ -82,9 +82,9 @@ t.test('tickets refused: unknown, with a header too, on other routes, of a revok
 t.test('a ticket expires 30 s after it was issued, used or not', async (t) => {
   const tickets = new StreamTickets()
   const now = 1_000_000
-  const late = tickets.issue('token-1', now)
+  const late = tickets.issue('token-1', now) as { ticket: string }
   t.equal(tickets.redeem(late.ticket, now + TICKET_TTL_MS), null, 'at 30 s it is gone')
-  const onTime = tickets.issue('token-1', now)
+  const onTime = tickets.issue('token-1', now) as { ticket: string }
   t.equal(tickets.redeem(onTime.ticket, now + TICKET_TTL_MS - 1), 'token-1')
   t.equal(tickets.redeem(onTime.ticket, now + 1), null, 'and only once')
 })

@@ -1,143 +1,73 @@
 import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import t from 'tap'
-import { openStream, type RawStream } from '../feed/helpers.js'
+import { feedRuns, openStream, type RawStream } from '../feed/helpers.js'
 import { bearer } from '../helper.js'
-import {
-  buildMatrixApp,
-  type Caller,
-  canSee,
-  makeRecord,
-  type ResourceName,
-  TARGETS,
-  type Target,
-} from './isolation-helper.js'
-
-type Change =
-  | { kind: 'record'; resource: ResourceName; target: number }
-  | { kind: 'discharge'; pick: number }
-  | { kind: 'remove'; pick: number }
-  | { kind: 'seen'; pick: number; by: number }
-
-const change: fc.Arbitrary<Change> = fc.oneof(
-  fc.record({
-    kind: fc.constant('record' as const),
-    resource: fc.constantFrom<ResourceName>('ward-occupants', 'form-templates', 'notifications'),
-    target: fc.nat(),
-  }),
-  fc.record({ kind: fc.constantFrom('discharge' as const, 'remove' as const), pick: fc.nat() }),
-  fc.record({ kind: fc.constant('seen' as const), pick: fc.nat(), by: fc.nat() }),
-)
-
-interface Made {
-  resource: ResourceName
-  id: string
-  target: Target
-}
+import { changes, createWorld, type Told } from './isolation-feed-world.js'
+import { buildMatrixApp, type Caller } from './isolation-helper.js'
 
 /**
- * The isolation matrix on the live feed: nine tokens (role × facility) each hold a stream while a
- * random series of changes runs across facility A, facility B and no facility. Each stream must
- * carry exactly the events the matrix's rule (canSee, written in the test, not taken from the app)
- * allows that token: no event of another facility, of a record without a facility for a bound
- * token, of a notification addressed to someone else, and no mark seen by a reader it may not
- * learn of (made with a token of another facility).
+ * The isolation matrix on the live feed. Nine tokens (role × facility A, B or none) each hold a
+ * stream, opened in a drawn order, while a drawn series of changes runs: records made in A, B and
+ * no facility, form templates renamed and moved between facilities, occupants discharged and
+ * removed, notifications addressed to several accounts (some bound to another facility than the
+ * notification's) and marked seen by any caller who may read them. The oracle is GET as each
+ * caller just before and just after each change (isolation-feed-world.ts): every event a stream
+ * carries must be exactly what that comparison says, its data field by field what GET showed
+ * (`to` and `seenBy` included). A stream resumed from before the run (a catch-up from the log)
+ * must carry the same, and each admin's audit trail only what it could GET on either side.
  */
-t.test('no stream carries an event its token could not read', async (t) => {
-  const { app, callers, root } = await buildMatrixApp(t)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-
+t.test('every event, catch-up and audit entry is what GET showed that caller at that moment', async (t) => {
+  let round = 0
   await fc.assert(
-    fc.asyncProperty(fc.array(change, { minLength: 10, maxLength: 30 }), async (changes) => {
-      const streams = new Map<Caller, RawStream>()
-      for (const caller of callers) streams.set(caller, await openStream(`${base}/events`, bearer(caller.token)))
-      const expected = new Map<Caller, string[]>(callers.map((c) => [c, []]))
-      const expect = (allowed: (c: Caller) => boolean, key: string) => {
-        for (const caller of callers) if (allowed(caller)) expected.get(caller)?.push(key)
-      }
-      const made: Made[] = []
-      const occupants = () => made.filter((m) => m.resource === 'ward-occupants')
-      const notifications = () => made.filter((m) => m.resource === 'notifications')
+    fc.asyncProperty(
+      fc.shuffledSubarray([...Array(9).keys()], { minLength: 9, maxLength: 9 }),
+      changes,
+      async (order, drawn) => {
+        round++
+        // A fresh app per round: the oracle's expectations start from an empty ward.
+        const { app, callers, root } = await buildMatrixApp(t)
+        await app.listen({ port: 0, host: '127.0.0.1' })
+        const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/events`
+        const start = String(app.feed.log.head())
+        const opening = order.map((i) => callers[i] as Caller)
+        const streams = new Map<Caller, RawStream>()
+        for (const caller of opening) streams.set(caller, await openStream(url, bearer(caller.token)))
 
-      for (const c of changes) {
-        if (c.kind === 'record') {
-          const targets = TARGETS[c.resource]
-          const target = targets[c.target % targets.length] as Target
-          const id = await makeRecord(app, root, c.resource, target)
-          made.push({ resource: c.resource, id, target })
-          expect((caller) => canSee(caller, c.resource, target), `${c.resource} created ${id}`)
-          // An occupant's notification: its facility's, or only for unbound tokens.
-          if (c.resource === 'ward-occupants')
-            expect((caller) => canSee(caller, 'ward-occupants', target), `ward notice ${id}`)
-        } else if (c.kind === 'discharge' || c.kind === 'remove') {
-          const list = occupants()
-          const m = list[c.pick % Math.max(1, list.length)]
-          if (!m) continue
-          const res = await app.inject({
-            method: c.kind === 'remove' ? 'DELETE' : 'PATCH',
-            url: `/ward-occupants/${m.id}`,
-            headers: bearer(root.token),
-            ...(c.kind === 'discharge' ? { payload: { discharge: true } } : {}),
-          })
-          if (res.statusCode !== 200) continue // already discharged: no change, no event
-          const name = c.kind === 'remove' ? 'removed' : 'patched'
-          expect((caller) => canSee(caller, 'ward-occupants', m.target), `ward-occupants ${name} ${m.id}`)
-          if (c.kind === 'discharge')
-            expect((caller) => canSee(caller, 'ward-occupants', m.target), `ward notice ${m.id}`)
-          if (c.kind === 'remove') made.splice(made.indexOf(m), 1)
-        } else {
-          const list = notifications()
-          const n = list[c.pick % Math.max(1, list.length)]
-          const readers = n ? callers.filter((caller) => canSee(caller, 'notifications', n.target)) : []
-          const reader = readers[c.by % Math.max(1, readers.length)]
-          if (!n || !reader) continue
-          const res = await app.inject({
-            method: 'POST',
-            url: `/notifications/${n.id}/seen`,
-            headers: bearer(reader.token),
-          })
-          if (res.statusCode !== 200) throw new Error(`mark seen: ${res.body}`)
-          const already = (n as Made & { seenBy?: Set<string> }).seenBy ?? new Set<string>()
-          if (already.has(reader.account)) continue // marking again is no change
-          already.add(reader.account)
-          Object.assign(n, { seenBy: already })
-          const learns = (caller: Caller) =>
-            caller.facility === null || caller.facility === reader.facility || caller.account === reader.account
-          expect(
-            (caller) => canSee(caller, 'notifications', n.target) && learns(caller),
-            `notifications patched ${n.id}`,
-          )
-        }
-      }
-      // A last notification for everyone: once each stream has it, it has everything before it.
-      const last = await makeRecord(app, root, 'notifications', { name: 'all', facility: null })
-      expect(() => true, `notifications created ${last}`)
-      for (const [caller, stream] of streams) {
-        await stream.until((s) => s.changes().some((e) => e.data.includes(last)), 10_000, `${caller.name} to finish`)
-        stream.close()
-        const received = stream.changes().map((e) => keyOf(e.event, JSON.parse(e.data)))
-        t.same(received, expected.get(caller), `${caller.name}: exactly its events`)
-        for (const e of stream.changes()) {
-          const data = JSON.parse(e.data) as { facility?: string; seenBy?: string[] }
-          if (caller.facility !== null && data.facility !== undefined)
-            t.equal(data.facility, caller.facility, `${caller.name}: no record of another facility`)
-          for (const reader of data.seenBy ?? []) {
-            const from = callers.find((c) => c.account === reader) as Caller
-            const learns =
-              caller.facility === null || from.facility === caller.facility || from.account === caller.account
-            if (!learns) t.fail(`${caller.name} learned of reader ${reader} of facility ${from.facility}`)
+        const world = createWorld(app, callers, root)
+        for (const c of drawn) await world.apply(c)
+        // A last notification for everyone: once a stream has it, it has everything before it.
+        await world.apply({ kind: 'notify', facility: null, to: null, unboundOnly: false })
+        const last = [...world.recordIds].at(-1) as string
+        const has = (s: RawStream) => s.changes().some((e) => e.data.includes(last))
+
+        for (const caller of opening) {
+          const expected = world.events.get(caller) as Told[]
+          const live = streams.get(caller) as RawStream
+          await live.until(has, 10_000, `${caller.name} to finish`)
+          live.close()
+          t.same(received(live), expected, `round ${round}, ${caller.name}: live, exactly what GET showed`)
+          const resumed = await openStream(url, { ...bearer(caller.token), 'last-event-id': start })
+          await resumed.until(has, 10_000, `${caller.name} to catch up`)
+          resumed.close()
+          t.same(received(resumed), expected, `round ${round}, ${caller.name}: caught up, the same`)
+          if (caller.role === 'admin') {
+            const res = await app.inject({ url: '/audit?limit=1000', headers: bearer(caller.token) })
+            const entries = (
+              res.json().entries as { operation: string; recordId: string; before: unknown; after: unknown }[]
+            )
+              .filter((e) => world.recordIds.has(e.recordId))
+              .map(({ operation, recordId, before, after }) => ({ operation, recordId, before, after }))
+            t.same(entries, world.audits.get(caller), `round ${round}, ${caller.name}: the audit, as GET showed it`)
           }
         }
-      }
-    }),
-    { numRuns: 4 },
+        await app.close()
+      },
+    ),
+    { numRuns: feedRuns(4) },
   )
 })
 
-/** The expectation's key for a received event: produced ward notices by the occupant they name. */
-function keyOf(event: string, data: { id: string; type?: string; meta?: { wardOccupantId?: string } }): string {
-  if (event === 'notifications created' && data.type === 'ward' && data.meta?.wardOccupantId)
-    return `ward notice ${data.meta.wardOccupantId}`
-  return `${event} ${data.id}`
+function received(stream: RawStream): Told[] {
+  return stream.changes().map((e) => ({ event: e.event, data: JSON.parse(e.data) }))
 }

@@ -83,8 +83,19 @@ t.test('LOG_QUERY_VALUES=true logs full URLs (query values), still no bodies and
   const token = app.tokens.create({ account: 'viewer', role: 'read' }).token
   const ticket = (await app.inject({ method: 'POST', url: '/events/tickets', headers: bearer(token) })).json().ticket
   t.type(ticket, 'string')
-  // Any route's URL may carry one (only the stream accepts it, but the URL is logged all the same).
+  // Any route's URL may carry one (only the stream accepts it, but the URL is logged all the same),
+  // spelled any way the query-string parser reads as the parameter `ticket`.
   t.equal((await app.inject({ url: `/ward-occupants?ticket=${ticket}` })).statusCode, 401)
+  const spellings = ['%74icket', 'tick%65t', 'ticket[]', 'ticket%5B%5D', 'ticket[0]', '%74%69%63%6b%65%74']
+  for (const name of spellings) {
+    for (const path of ['/events', '/ward-occupants']) {
+      const res = await app.inject({
+        url: `${path}?resources=x&${name}=${ticket}`,
+        headers: { accept: 'text/event-stream' },
+      })
+      t.ok(res.statusCode >= 400, `${path}?${name}=…: ${res.statusCode}`)
+    }
+  }
   const text = log()
   t.ok(text.includes(`occupiedBy=${PATIENT}`), 'the query values are there, as documented')
   t.notOk(text.includes(ticket), 'a stream ticket is never logged')
