@@ -1,9 +1,9 @@
-import { join } from 'node:path'
 import fastifyStatic from '@fastify/static'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { PROJECT_ROOT } from '../../config.js'
+import { productPath } from '../../lib/product-files.js'
 
-export const BOARD_ROOT = join(PROJECT_ROOT, 'public', 'board')
+/** Where the board's files are; inside the executable, their copy on disk, made on first use. */
+export const boardRoot = (): string => productPath('public/board')
 
 /**
  * The bed board (docs/BOARD.md): one page and its script and style, served as files from
@@ -13,7 +13,7 @@ export const BOARD_ROOT = join(PROJECT_ROOT, 'public', 'board')
  */
 const boardRoutes: FastifyPluginAsyncTypebox = async function boardRoutes(fastify) {
   await fastify.register(fastifyStatic, {
-    root: BOARD_ROOT,
+    root: boardRoot(),
     prefix: '/board/',
     wildcard: false,
     index: false,

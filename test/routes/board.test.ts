@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { BOARD_ROOT } from '../../routes/board/index.js'
+import { boardRoot } from '../../routes/board/index.js'
 import { buildTestApp } from '../helper.js'
 
+const BOARD_ROOT = boardRoot()
 const FILES = readdirSync(BOARD_ROOT)
 
 t.test('GET /board serves the page without a token, under a strict policy', async (t) => {
