@@ -1,5 +1,5 @@
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import type { Database } from 'better-sqlite3'
 import { productVersion } from '../lib/product-files.js'
 
@@ -57,7 +57,8 @@ function syncToDisk(path: string, flags: string): void {
  */
 export function keepCopyBeforeMigrating(db: Database, path: string, schema: number): PreMigrationCopy {
   const started = performance.now()
-  const file = preMigrationCopyName(path)
+  // Absolute, for the log: the service's working directory is not the reader's.
+  const file = resolve(preMigrationCopyName(path))
   const existing = schemaVersionOf(file)
   if (existing !== undefined && existing < schema) {
     return { file, schema: existing, kept: true, ms: performance.now() - started }

@@ -11,7 +11,7 @@
 //   to be the same bytes);
 // - the legal comments esbuild collected from the bundled sources.
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { lockKeyOf } from './bundle.mjs'
@@ -76,13 +76,16 @@ function swaggerUiNotice(root, cacheDir, problems) {
   const ui = join(root, 'node_modules/@fastify/swagger-ui')
   const version = JSON.parse(readFileSync(join(ui, 'package.json'), 'utf8')).devDependencies?.['swagger-ui-dist']
   const dir = join(cacheDir, `swagger-ui-dist-${version}`)
-  if (!existsSync(join(dir, 'package'))) {
+  const tarball = join(dir, `swagger-ui-dist-${version}.tgz`)
+  if (!existsSync(tarball)) {
     mkdirSync(dir, { recursive: true })
     execFileSync('npm', ['pack', `swagger-ui-dist@${version}`, '--pack-destination', dir, '--silent'], {
       stdio: ['ignore', 'ignore', 'inherit'],
     })
-    execFileSync('tar', ['xzf', join(dir, `swagger-ui-dist-${version}.tgz`), '-C', dir])
   }
+  // Unpacked afresh each build: only the downloaded archive is kept between builds.
+  rmSync(join(dir, 'package'), { recursive: true, force: true })
+  execFileSync('tar', ['xzf', tarball, '-C', dir])
   const dist = join(dir, 'package')
   // @fastify/swagger-ui copies them without their source map comments.
   const withoutSourceMap = (file) =>

@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn } from 'node:child_process'
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { PROJECT_ROOT } from '../../lib/product-files.js'
 import { listening, type ServerProcess } from '../reliability/server-process.js'
@@ -94,4 +94,51 @@ export async function readEvents(response: Response, until: string, ms = 10_000)
     await reader.cancel().catch(() => {})
   }
   return text
+}
+
+/** An earlier build of this repository, from its history, run from its sources with tsx. */
+export interface OldBuild {
+  dir: string
+  commit: string
+  /** How many migrations its schema.sql has (fewer than this build's). */
+  schema: number
+}
+
+const migrationsIn = (commit: string) =>
+  (
+    execFileSync('git', ['show', `${commit}:schema.sql`], { cwd: PROJECT_ROOT, encoding: 'utf8' }).match(
+      /^-- migration \d+:/gm,
+    ) ?? []
+  ).length
+
+/**
+ * The newest commit whose schema has fewer migrations than this one's: the release a facility
+ * runs before an upgrade that migrates. Its files from `git archive`, this checkout's node_modules.
+ */
+export function oldBuild(dir: string): OldBuild {
+  const latest = (readFileSync(join(PROJECT_ROOT, 'schema.sql'), 'utf8').match(/^-- migration \d+:/gm) ?? []).length
+  const git = (args: string[]) => execFileSync('git', args, { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim()
+  const changes = git(['rev-list', '--first-parent', 'HEAD', '--', 'schema.sql']).split('\n')
+  const raised = changes.find((commit) => migrationsIn(`${commit}^1`) < latest)
+  if (!raised) throw new Error('no earlier build with fewer migrations in this clone (a shallow clone?)')
+  const commit = git(['rev-parse', `${raised}^1`])
+  execFileSync('sh', ['-c', `git archive ${commit} | tar -x -C '${dir}'`], { cwd: PROJECT_ROOT })
+  symlinkSync(realpathSync(join(PROJECT_ROOT, 'node_modules')), join(dir, 'node_modules'))
+  return { dir, commit, schema: migrationsIn(commit) }
+}
+
+/** The old build's server on `database`, listening on a free port. */
+export function serveOld(old: OldBuild, database: string): Promise<ServerProcess> {
+  const env = { ...process.env, DATABASE_PATH: database, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '0' }
+  const child = spawn(process.execPath, ['--import=tsx', 'server.ts'], {
+    cwd: old.dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  return listening(child)
+}
+
+/** The old build's command-line tool; its standard output. */
+export function runOld(old: OldBuild, args: string[]): string {
+  return execFileSync(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: old.dir, encoding: 'utf8' })
 }
