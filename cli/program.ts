@@ -4,6 +4,7 @@ import { addAuditCommand } from './commands/audit.js'
 import { addBackupCommand } from './commands/backup.js'
 import { addBedsCommand } from './commands/beds.js'
 import { addNotifyCommand } from './commands/notify.js'
+import { addRollbackCommand } from './commands/rollback.js'
 import { addServeCommand } from './commands/serve.js'
 import { addSmokeCommand } from './commands/smoke.js'
 import { addTokenCommand } from './commands/token.js'
@@ -32,5 +33,6 @@ export function buildProgram(io: CliIo): Command {
   addNotifyCommand(program, io)
   addBedsCommand(program, io)
   addSmokeCommand(program, io)
+  addRollbackCommand(program, io)
   return program
 }

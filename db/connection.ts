@@ -51,7 +51,8 @@ export function openDatabase(path: string, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_
     db.pragma('foreign_keys = ON')
     migrate(db, undefined, function copyBeforeMigrating(current, latest) {
       if (current === 0 || !isPlainFile(path)) return
-      opts.onPreMigrationCopy?.(keepCopyBeforeMigrating(db, path, current), current, latest)
+      const copy = keepCopyBeforeMigrating(db, path, current)
+      opts.onPreMigrationCopy?.(copy, current, latest)
     })
     return db
   } catch (error) {

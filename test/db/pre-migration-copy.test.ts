@@ -69,3 +69,10 @@ t.test('a copy from before an unfinished upgrade is kept; one of the same schema
   t.match(replaced?.copy, { schema: 6, kept: false })
   t.equal(schemaVersionOf(`${same}.before-${productVersion()}`), 6)
 })
+
+t.test('the copy is kept whether or not anyone is told of it', async (t) => {
+  const path = join(t.testdir(), 'quiet.db')
+  oldDatabase(path, 4)
+  openDatabase(path).close()
+  t.equal(schemaVersionOf(preMigrationCopyName(path)), 4)
+})

@@ -1,10 +1,11 @@
-import { renameSync, rmSync, statSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { latestVersion } from '../../db/migrations.js'
 import { schemaVersionOf } from '../../db/pre-migration-copy.js'
 import { type ServerProcess, stopServer } from '../reliability/server-process.js'
-import { installAlone, oldBuild, releaseBuild, runOld, serveExecutable, serveOld } from './helpers.js'
+import { installAlone, oldBuild, releaseBuild, runExecutable, runOld, serveExecutable, serveOld } from './helpers.js'
 
 const release = releaseBuild()
 
@@ -47,13 +48,23 @@ t.test(
     t.equal(schemaVersionOf(copy), old.schema, 'the copy holds the old schema')
     t.equal(await admit(upgraded, token, 'B-after'), 200, 'the upgraded executable serves the migrated database')
     t.same((await beds(upgraded, token)).sort(), ['B-after', 'B-before'])
+    const tooSoon = await runExecutable(install, ['rollback'])
+    t.match(
+      tooSoon,
+      { code: 1, stderr: /is open in process \d+: stop the service first/ },
+      'never under a running server',
+    )
     t.equal(await stopServer(upgraded), 0)
 
     await t.rejects(serveOld(old, database), /newer than this build/, 'the old build refuses the migrated file')
 
-    // Roll back: the database files put aside, the copy in their place, the old build started.
-    for (const suffix of ['', '-wal', '-shm']) rmSync(`${database}${suffix}`, { force: true })
-    renameSync(copy, database)
+    // Roll back with the executable's own command: the copy back in place (the migrated file kept
+    // beside it), and the previous executable that `install -b -S .previous` left back in place.
+    writeFileSync(`${install.exe}.previous`, '#!/bin/sh\necho the previous executable\n', { mode: 0o755 })
+    const rollback = await runExecutable(install, ['rollback'])
+    t.equal(rollback.code, 0, rollback.stderr)
+    t.equal(execFileSync(install.exe, { encoding: 'utf8' }), 'the previous executable\n', 'the previous file is back')
+    t.equal(schemaVersionOf(`${database}.after-${release.version}`), latestVersion(), 'the migrated file is kept')
     const rolledBack = await serveOld(old, database)
     t.same(
       await beds(rolledBack, token),
