@@ -99,8 +99,11 @@ function swaggerUiNotice(root, cacheDir, problems) {
       )
     }
   }
+  const shippedBundleLicense = (file) =>
+    file.endsWith('.LICENSE.txt') && existsSync(join(ui, 'static', file.slice(0, -'.LICENSE.txt'.length)))
   const texts = readdirSync(dist)
-    .filter((file) => LICENSE_FILE.test(file) || file.endsWith('.LICENSE.txt'))
+    // The release's own license files, and those of the bundles @fastify/swagger-ui ships.
+    .filter((file) => LICENSE_FILE.test(file) || shippedBundleLicense(file))
     .sort()
     .map((file) => ({ file, text: readFileSync(join(dist, file), 'utf8').trim() }))
   return { title: `swagger-ui-dist@${version} (Apache-2.0), the OpenAPI page's files in @fastify/swagger-ui`, texts }
