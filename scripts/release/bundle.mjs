@@ -9,16 +9,25 @@ import { join, relative, sep } from 'node:path'
 
 export const WORKERS = ['render-worker', 'compile-worker']
 
-// CommonJS dependencies in an ES module bundle still call require() (for Node's own modules) and a
-// few read __dirname or __filename: they get the executable's. (The product itself uses none.)
+// CommonJS dependencies in an ES module bundle still call require() for Node's own modules, and a
+// few read __dirname or __filename: they get the executable's. Their require() loads built-in
+// modules only: a module from a disk (a node_modules folder on the machine, NODE_PATH) is never
+// loaded, even by a dependency's optional require (debug's of supports-color: it catches the error).
 // import.meta.url would be the same for every module of a bundle, which is no module's own
 // location: it is the executable's file URL with the fragment #bundle, a file: URL for the
 // dependencies that need one (QuickJS's loader reads it), and never equal to the program's own
 // URL (examples/smoke-test.mjs compares them to know it was run as a script).
 const BANNER = [
-  "import { createRequire as __createRequire } from 'node:module';",
+  "import { createRequire as __createRequire, isBuiltin as __isBuiltin } from 'node:module';",
   "import { pathToFileURL as __pathToFileURL } from 'node:url';",
-  'const require = __createRequire(process.execPath);',
+  'const __builtinRequire = __createRequire(process.execPath);',
+  'function __builtinOnly(id) {',
+  '  if (__isBuiltin(id)) return id;',
+  '  const error = new Error("Cannot find module \'" + id + "\': the executable loads only the modules it carries");',
+  "  error.code = 'MODULE_NOT_FOUND';",
+  '  throw error;',
+  '}',
+  'const require = Object.assign((id) => __builtinRequire(__builtinOnly(id)), { resolve: __builtinOnly, cache: {} });',
   'const __filename = process.execPath;',
   "const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));",
   "const __bundleUrl = __pathToFileURL(process.execPath).href + '#bundle';",

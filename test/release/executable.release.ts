@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readFileSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import t from 'tap'
 import { stopServer } from '../reliability/server-process.js'
@@ -53,7 +53,14 @@ t.test('--version, --help and a command without a database', async (t) => {
 
 t.test('the ward works from the executable alone: HTTP, the feed, print and the CLI', async (t) => {
   const install = installAlone(t.testdir(), release.executable)
-  const server = await serveExecutable(install)
+  // A module planted where a require() from the executable's folder would look is never loaded.
+  const planted = join(install.dir, 'planted-module-ran')
+  mkdirSync(join(install.dir, 'node_modules', 'supports-color'), { recursive: true })
+  writeFileSync(
+    join(install.dir, 'node_modules', 'supports-color', 'index.js'),
+    `require('fs').writeFileSync('${planted}', '')`,
+  )
+  const server = await serveExecutable(install, { DEBUG: '*', NODE_PATH: join(install.dir, 'node_modules') })
   t.teardown(() => stopServer(server))
   const { base } = server
   const tokenFile = join(install.dir, 'data', 'first-admin-token')
@@ -109,6 +116,7 @@ t.test('the ward works from the executable alone: HTTP, the feed, print and the 
   t.match((await runExecutable(install, ['smoke'])).stdout, /smoke test passed/, 'smoke on a copy')
 
   t.equal(await stopServer(server), 0, 'SIGTERM: a clean stop')
+  t.notOk(existsSync(planted), 'no module was loaded from the disk')
 })
 
 t.test('the SQLite addon: private, named by its checksum, verified before it is loaded', async (t) => {
