@@ -18,7 +18,9 @@ import type { CliIo } from './io.js'
  */
 export function buildProgram(io: CliIo): Command {
   const program = addDatabaseOptions(
-    new Command('facility-service').description('administration of a facility-service database'),
+    new Command('facility-service').description(
+      'the facility-service server (serve) and the administration of its database',
+    ),
   )
     // Before the commands are added: each copies these settings from its parent when it is made.
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
