@@ -1,12 +1,11 @@
-import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
-import { join } from 'node:path'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import { type Config, PROJECT_ROOT } from './config.js'
+import type { Config } from './config.js'
 import feedPlugin from './feed/index.js'
 import { requestSerializer } from './http/log-serializers.js'
+import { productVersion } from './lib/product-files.js'
 import authPlugin from './plugins/auth/index.js'
 import backupsPlugin from './plugins/backups.js'
 import dbPlugin from './plugins/db.js'
@@ -37,8 +36,6 @@ declare module 'fastify' {
     config: Config
   }
 }
-
-const { version } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }
 
 /**
  * The Fastify options the service depends on: how query strings and bodies are read and
@@ -128,7 +125,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     workerIdleMs: opts.config.RENDER_WORKER_IDLE_SECONDS * 1000,
     cacheBytes: opts.config.RENDER_CACHE_BYTES,
   })
-  await fastify.register(openapiPlugin, { version })
+  await fastify.register(openapiPlugin, { version: productVersion() })
   await fastify.register(healthRoutes)
   await fastify.register(boardRoutes)
 

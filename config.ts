@@ -1,7 +1,4 @@
-import { existsSync } from 'node:fs'
 import { isIP } from 'node:net'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 
@@ -232,12 +229,3 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 export function defaultConfig(overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({}), ...overrides }
 }
-
-/**
- * The project folder (where package.json and schema.sql are), both when running the TypeScript
- * sources and the compiled files in dist/.
- */
-export const PROJECT_ROOT: string = (() => {
-  const here = fileURLToPath(new URL('.', import.meta.url))
-  return existsSync(join(here, 'package.json')) ? here : join(here, '..')
-})()

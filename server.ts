@@ -1,9 +1,9 @@
-import { realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import { buildApp, listenOptions, loggerOptions } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
+import { isProgram } from './lib/executable.js'
 
 /** Where a non-interactive first start leaves the first admin token (beside the database). */
 export const BOOTSTRAP_TOKEN_FILE = 'first-admin-token'
@@ -85,10 +85,6 @@ function deliverBootstrapToken(app: ServerApp, config: Config): void {
   )
 }
 
-/** Run as the program (`node dist/server.js`), not imported by another entry that starts it itself. */
-function isMain(): boolean {
-  const entry = process.argv[1]
-  return entry !== undefined && realpathSync(entry) === fileURLToPath(import.meta.url)
-}
-
-if (isMain()) await startServer(process.env)
+// Run as the program (`node dist/server.js`), not imported by an entry that starts it itself (the
+// `serve` command, the single executable's).
+if (isProgram(import.meta.url)) await startServer(process.env)

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs'
 import { type Command, Option } from 'commander'
-import { type Database, DEFAULT_BUSY_TIMEOUT_MS, openDatabase } from '../db/connection.js'
+import { type Database, DEFAULT_BUSY_TIMEOUT_MS, describeCopy, openDatabase } from '../db/connection.js'
 import { milliseconds } from './arguments.js'
 import { CliError } from './errors.js'
+import { processIo } from './io.js'
 
 interface DatabaseOptions {
   database: string
@@ -42,7 +43,9 @@ export function openExisting(program: Command, { mayCreate = false } = {}): Data
       `no database at ${path}: pass --database (or set DATABASE_PATH) to the service's file, or start the service once to create it`,
     )
   }
-  return openDatabase(path, program.opts<DatabaseOptions>().busyTimeout)
+  return openDatabase(path, program.opts<DatabaseOptions>().busyTimeout, {
+    onPreMigrationCopy: (copy, from, to) => processIo.err(`facility-service: ${describeCopy(copy, from, to)}`),
+  })
 }
 
 /** Runs `run` on the open database and closes it again, also when `run` throws. */

@@ -1,6 +1,7 @@
 import { chmodSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import BetterSqlite3, { type Database } from 'better-sqlite3'
+import { sqliteOptions } from './connection.js'
 
 /** Scheduled backups are named by their time, so their names sort as their ages do. */
 const NAME = /^facility-(\d{8}T\d{6}\d{3}Z)\.db$/
@@ -49,7 +50,7 @@ export function listBackups(dir: string): BackupFile[] {
 export function verifyBackup(file: string): Verification {
   let copy: Database | undefined
   try {
-    copy = new BetterSqlite3(file, { readonly: true, fileMustExist: true })
+    copy = new BetterSqlite3(file, sqliteOptions({ readonly: true, fileMustExist: true }))
     const problems = copy.pragma('integrity_check', { simple: false }) as { integrity_check: string }[]
     const first = problems[0]?.integrity_check
     if (first !== 'ok') return { ok: false, message: `integrity check failed: ${first ?? 'no answer'}` }

@@ -1,13 +1,36 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import BetterSqlite3, { type Database } from 'better-sqlite3'
+import BetterSqlite3, { type Database, type Options } from 'better-sqlite3'
+import { insideExecutable, sqliteAddon } from '../lib/executable.js'
 import { migrate } from './migrations.js'
+import { keepCopyBeforeMigrating, type PreMigrationCopy } from './pre-migration-copy.js'
 
 export type { Database } from 'better-sqlite3'
+export { describeCopy, type PreMigrationCopy } from './pre-migration-copy.js'
 
 const IN_MEMORY = ':memory:'
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000
+
+/**
+ * better-sqlite3's options; inside the single executable, with the SQLite addon it carries
+ * (verified, lib/executable.ts), as there is no node_modules to find one in. better-sqlite3 takes
+ * an addon object there (lib/binding.js), although its types name only a path.
+ */
+export function sqliteOptions(options: Options = {}): Options {
+  if (!insideExecutable()) return options
+  return { ...options, nativeBinding: sqliteAddon() as unknown as string }
+}
+
+export interface OpenOptions {
+  /** Told of the copy kept before migrations change a database that holds data (the server logs it). */
+  onPreMigrationCopy?: (copy: PreMigrationCopy, from: number, to: number) => void
+}
+
+/** Only a database in a plain file of its own has a file to copy. */
+function isPlainFile(path: string): boolean {
+  return path !== IN_MEMORY && path !== '' && !path.startsWith('file:')
+}
 
 /**
  * Opens (creating when needed) the service's database and migrates it. WAL lets readers run
@@ -15,16 +38,22 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 5000
  * cut, which a clinical record needs more than the last bit of write speed. `busyTimeoutMs` is how
  * long a statement waits, blocking, for another process's lock: right for the CLI and for the
  * migrations at start; the server then sets it to 0 and waits asynchronously (write-queue.ts).
+ * Before migrations change a database that holds data, a copy of it is kept
+ * (`<database>.before-<version>`, db/pre-migration-copy.ts).
  */
-export function openDatabase(path: string, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS): Database {
+export function openDatabase(path: string, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS, opts: OpenOptions = {}): Database {
   if (path !== IN_MEMORY && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true })
-  const db = new BetterSqlite3(path)
+  const db = new BetterSqlite3(path, sqliteOptions())
   try {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = FULL')
     db.pragma('foreign_keys = ON')
-    migrate(db)
+    migrate(db, undefined, function copyBeforeMigrating(current, latest) {
+      if (current === 0 || !isPlainFile(path)) return
+      const copy = keepCopyBeforeMigrating(db, path, current)
+      opts.onPreMigrationCopy?.(copy, current, latest)
+    })
     return db
   } catch (error) {
     db.close()

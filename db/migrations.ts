@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { Database } from 'better-sqlite3'
-import { PROJECT_ROOT } from '../config.js'
+import { productText } from '../lib/product-files.js'
 
 export interface Migration {
   version: number
@@ -10,8 +8,6 @@ export interface Migration {
 }
 
 const HEADER = /^-- migration (\d+): (.+)$/gm
-
-const SCHEMA_PATH = join(PROJECT_ROOT, 'schema.sql')
 
 /** Splits schema.sql into its numbered sections, checking they count 1, 2, 3 ... without gaps. */
 export function parseMigrations(text: string): Migration[] {
@@ -26,7 +22,7 @@ export function parseMigrations(text: string): Migration[] {
 }
 
 export function loadMigrations(): Migration[] {
-  return parseMigrations(readFileSync(SCHEMA_PATH, 'utf8'))
+  return parseMigrations(productText('schema.sql'))
 }
 
 export function latestVersion(migrations = loadMigrations()): number {
@@ -36,20 +32,27 @@ export function latestVersion(migrations = loadMigrations()): number {
 /**
  * Brings the database up to the newest migration. Each migration runs in its own IMMEDIATE
  * transaction together with its user_version bump, so a crash leaves either the old or the new
- * version, and two processes starting at once cannot both apply the same step.
+ * version, and two processes starting at once cannot both apply the same step. `beforeMigrating`
+ * runs once before the first step, when there is one to apply (the pre-migration copy).
  */
-export function migrate(db: Database, migrations = loadMigrations()): number {
+export function migrate(
+  db: Database,
+  migrations = loadMigrations(),
+  beforeMigrating?: (current: number, latest: number) => void,
+): number {
   const latest = latestVersion(migrations)
   const current = db.pragma('user_version', { simple: true }) as number
   if (current > latest) {
     throw new Error(
       `database schema version ${current} is newer than this build of facility-service knows (${latest}); ` +
-        'upgrade the service instead of opening this file with an older one',
+        'upgrade the service instead of opening this file with an older one (to roll back, start this build on ' +
+        'the copy the newer one kept before migrating: <database>.before-<its version>, docs/OPERATIONS.md)',
     )
   }
   // Up to date: no transaction at all, so opening never waits for another process's write lock
   // (the CLI reading while an admin's sqlite3 session holds it).
   if (current === latest) return latest
+  beforeMigrating?.(current, latest)
   for (const migration of migrations) {
     const apply = db.transaction(() => {
       const now = db.pragma('user_version', { simple: true }) as number

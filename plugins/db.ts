@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { applyBedPolicy, type BedPolicy } from '../db/bed-policy.js'
-import { openDatabase } from '../db/connection.js'
+import { describeCopy, openDatabase } from '../db/connection.js'
 import { type AuditLog, createAuditLog } from '../db/repositories/audit.js'
 import { createBedRepository } from '../db/repositories/beds.js'
 import { createFeedLog } from '../db/repositories/feed.js'
@@ -71,7 +71,11 @@ function createRepositories(
 export default fp<DbPluginOptions>(
   async function dbPlugin(fastify, opts) {
     // Migrations at start may wait (blocking) for another process's lock; serving never does.
-    const db = openDatabase(opts.path, opts.busyTimeoutMs)
+    const db = openDatabase(opts.path, opts.busyTimeoutMs, {
+      onPreMigrationCopy(copy, from, to) {
+        fastify.log.info({ file: copy.file, from, to, kept: copy.kept }, describeCopy(copy, from, to))
+      },
+    })
     // 32 MiB of page cache instead of SQLite's 2 MiB: the indexes a busy ward reads stay in memory
     // rather than being read again (a system call each) on every request.
     db.pragma('cache_size = -32768')

@@ -1,8 +1,12 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TObject } from '@sinclair/typebox'
 import type { RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import { insideExecutable } from '../lib/executable.js'
+import { productPath } from '../lib/product-files.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -48,6 +52,17 @@ function bracketObjects(document: { paths?: Record<string, Record<string, Operat
 }
 
 /**
+ * The page's static files: from @fastify/swagger-ui's own folder, or inside the single executable
+ * from the copy it carries (the package finds its folder and logo by its own file path, which a
+ * bundle does not have).
+ */
+function pageFiles() {
+  if (!insideExecutable()) return {}
+  const baseDir = productPath('swagger-ui')
+  return { baseDir, logo: { type: 'image/svg+xml', content: readFileSync(join(baseDir, 'logo.svg')) } }
+}
+
+/**
  * The OpenAPI document, generated from the same TypeBox schemas that validate and serialize,
  * at /openapi.json, with the interactive page at /docs. Neither needs a token.
  */
@@ -83,7 +98,11 @@ export default fp(
       if (route.url === '/docs' || route.url.startsWith('/docs/'))
         route.config = { ...route.config, securityHeaders: 'docs' }
     })
-    await fastify.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, validatorUrl: null } })
+    await fastify.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { deepLinking: true, validatorUrl: null },
+      ...pageFiles(),
+    })
     fastify.get('/openapi.json', { schema: { hide: true } }, function openapiDocument() {
       return fastify.swagger()
     })

@@ -1,7 +1,7 @@
 /** Entry of the compile worker thread: one request at a time, answered in order. */
 import { parentPort } from 'node:worker_threads'
 import { type CompileEngine, compileTemplate } from './compile.js'
-import { loadPug } from './pug-safe.js'
+import { preparePug } from './pug-safe.js'
 
 export interface CompileRequest {
   id: number
@@ -16,7 +16,7 @@ function answer(request: CompileRequest): void {
 // Loading pug takes a while; done before `ready`, so a compile's time limit measures that compile
 // only. Should it fail, each pug compile reports the failure.
 try {
-  loadPug()
+  await preparePug()
 } catch {}
 parentPort?.on('message', answer)
 parentPort?.postMessage({ ready: true })

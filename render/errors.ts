@@ -1,4 +1,5 @@
 import createError from '@fastify/error'
+import { PROJECT_ROOT } from '../lib/product-files.js'
 
 export type RenderErrorCode =
   | 'RENDER_COMPILE_FAILED'
@@ -45,7 +46,7 @@ function truncate(message: string): string {
   return message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS)}…` : message
 }
 
-const hostRoots = [...new Set([process.cwd(), new URL('..', import.meta.url).pathname.replace(/\/$/, '')])]
+const hostRoots = [...new Set([process.cwd(), PROJECT_ROOT.replace(/\/$/, '')])]
   .filter((root) => root.length > 1)
   .sort((a, b) => b.length - a.length)
 

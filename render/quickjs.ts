@@ -14,13 +14,13 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import release from '@jitl/quickjs-wasmfile-release-sync'
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext } from 'quickjs-emscripten-core'
+import { assetBytes, executableManifest, insideExecutable } from '../lib/executable.js'
 import { RenderError, renderError } from './errors.js'
 import type { SandboxLimits } from './protocol.js'
 import type { EncodedData } from './render-data.js'
 import { DATE_TAG } from './render-data.js'
 import { sandboxMemory } from './sandbox-memory.js'
 
-const require = createRequire(import.meta.url)
 type SyncVariant = Extract<Parameters<typeof newQuickJSWASMModuleFromVariant>[0], { type: 'sync' }>
 // The package's types describe its CommonJS build; imported as ESM, its default export is the variant.
 const variant = release as unknown as SyncVariant
@@ -30,9 +30,15 @@ const MAX_STACK_BYTES = 1024 * 1024
 
 let compiled: WebAssembly.Module | undefined
 
+/** The engine's WebAssembly: the package's file, or inside the single executable its copy there. */
+function engineBytes(): Uint8Array {
+  if (insideExecutable()) return assetBytes(executableManifest().quickjs)
+  return readFileSync(createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm'))
+}
+
 /** Compiling the engine takes milliseconds, so it is done once per worker; instances are per render. */
 function engineModule(): WebAssembly.Module {
-  compiled ??= new WebAssembly.Module(readFileSync(require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm')))
+  compiled ??= new WebAssembly.Module(engineBytes())
   return compiled
 }
 

@@ -1,9 +1,11 @@
 /**
  * Starts a worker thread on one of this folder's entry files, compiled (dist/*.js) or from source
- * (*.ts under tsx, as the tests run). Loader flags (tsx) are not applied to worker entry files on
- * Node 20, so the worker boots from plain JS and loads a TypeScript entry through tsx's API.
+ * (*.ts under tsx, as the tests run), or inside the single executable on the worker's bundle it
+ * carries. Loader flags (tsx) are not applied to worker entry files on Node 20, so the worker boots
+ * from plain JS and loads a TypeScript entry through tsx's API.
  */
 import { Worker, type WorkerOptions } from 'node:worker_threads'
+import { executableManifest, insideExecutable } from '../lib/executable.js'
 
 const BOOT = `
 const { workerData } = require('node:worker_threads')
@@ -12,8 +14,26 @@ void (workerData.tsx
   : import(workerData.entry))
 `
 
+// The executable has no file to import: the bundle is its asset, imported as a data: URL (a
+// worker, unlike the executable's main script, may import one). No code is written to disk.
+const EXECUTABLE_BOOT = `
+const { workerData } = require('node:worker_threads')
+const code = require('node:sea').getAsset(workerData.asset, 'utf8')
+void import('data:text/javascript;base64,' + Buffer.from(code).toString('base64'))
+`
+
 /** `name` is the entry's file name without extension, e.g. `compile-worker`. */
 export function startWorker(name: string, resourceLimits: WorkerOptions['resourceLimits']): Worker {
+  if (insideExecutable()) {
+    const bundle = executableManifest().workers[name]
+    if (!bundle) throw new Error(`the executable carries no worker named ${name}`)
+    return new Worker(EXECUTABLE_BOOT, {
+      eval: true,
+      execArgv: [],
+      workerData: { asset: bundle.asset },
+      resourceLimits,
+    })
+  }
   const fromSource = import.meta.url.endsWith('.ts')
   const entry = new URL(`./${name}.${fromSource ? 'ts' : 'js'}`, import.meta.url).href
   const tsx = fromSource ? import.meta.resolve('tsx/esm/api') : undefined

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { PROJECT_ROOT } from '../config.js'
+import { PROJECT_ROOT } from '../lib/product-files.js'
 
 const npm = (args: string[], cwd: string) =>
   execFileSync('npm', args, {

@@ -4,12 +4,14 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import BetterSqlite3 from 'better-sqlite3'
 import type { Command } from 'commander'
-import { PROJECT_ROOT } from '../../config.js'
+import { sqliteOptions } from '../../db/connection.js'
+import { insideExecutable } from '../../lib/executable.js'
+import { productPath } from '../../lib/product-files.js'
 import { databasePath } from '../database.js'
 import { CliError } from '../errors.js'
 import type { CliIo } from '../io.js'
 
-type SmokeTest = (service: unknown, print: (line: string) => void) => Promise<void>
+type Example = typeof import('../../examples/smoke-test.mjs')
 
 /** `smoke`: the example smoke test (examples/smoke-test.mjs), run on a throw-away copy. */
 export function addSmokeCommand(program: Command, io: CliIo): void {
@@ -45,7 +47,7 @@ async function copyDatabase(path: string, copy: string): Promise<void> {
   if (existsSync(`${path}-wal`)) {
     // A server (or the CLI) has it open: copy through SQLite's online backup, which reads a
     // consistent state while others write; a reader never writes to the -wal.
-    const source = new BetterSqlite3(path, { readonly: true, fileMustExist: true })
+    const source = new BetterSqlite3(path, sqliteOptions({ readonly: true, fileMustExist: true }))
     try {
       await source.backup(copy)
     } finally {
@@ -58,11 +60,20 @@ async function copyDatabase(path: string, copy: string): Promise<void> {
   }
 }
 
+/**
+ * The example, as a user would import it. The single executable cannot import a file: there it is
+ * part of the bundle, which is why this path is written out (the bundler follows it; it names the
+ * file from the sources' cli/commands/, where only the executable's build reads it).
+ */
+async function loadExample(): Promise<Example> {
+  if (insideExecutable()) return import('../../examples/smoke-test.mjs')
+  return import(pathToFileURL(productPath('examples/smoke-test.mjs')).href)
+}
+
 /** Runs the example against the service on `copy`; a failing step is reported, not thrown. */
 async function runSmokeTest(copy: string, io: CliIo): Promise<boolean> {
   const { build } = await import('../../index.js')
-  const example = pathToFileURL(join(PROJECT_ROOT, 'examples', 'smoke-test.mjs')).href
-  const { smokeTest } = (await import(example)) as { smokeTest: SmokeTest }
+  const { smokeTest } = await loadExample()
   const service = await build({ database: copy })
   try {
     await smokeTest(service, io.out)

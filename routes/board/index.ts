@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import fastifyStatic from '@fastify/static'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { PROJECT_ROOT } from '../../config.js'
+import { productPath, productText } from '../../lib/product-files.js'
 
-export const BOARD_ROOT = join(PROJECT_ROOT, 'public', 'board')
-export const FAVICON_PATH = join(PROJECT_ROOT, 'public', 'favicon.svg')
+/** Where the board's files are; inside the executable, their copy on disk, made on first use. */
+export const boardRoot = (): string => productPath('public/board')
+export const FAVICON_FILE = 'public/favicon.svg'
 
 /**
  * The bed board (docs/BOARD.md): one page and its script and style, served as files from
@@ -15,7 +14,7 @@ export const FAVICON_PATH = join(PROJECT_ROOT, 'public', 'favicon.svg')
  */
 const boardRoutes: FastifyPluginAsyncTypebox = async function boardRoutes(fastify) {
   await fastify.register(fastifyStatic, {
-    root: BOARD_ROOT,
+    root: boardRoot(),
     prefix: '/board/',
     wildcard: false,
     index: false,
@@ -40,7 +39,7 @@ const boardRoutes: FastifyPluginAsyncTypebox = async function boardRoutes(fastif
 
   // Browsers ask for /favicon.ico on every page they show; a 404 is a console error on every
   // corridor screen. The board links it too. An SVG (a few hundred bytes, no script), kept a day.
-  const favicon = readFileSync(FAVICON_PATH)
+  const favicon = productText(FAVICON_FILE)
   fastify.get('/favicon.ico', { schema: { hide: true } }, function faviconIcon(_request, reply) {
     return reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(favicon)
   })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { PROJECT_ROOT } from '../../config.js'
+import { PROJECT_ROOT } from '../../lib/product-files.js'
 import { climbs, importsOf, sourceFiles } from './layers.js'
 
 t.test('no source file imports a room of its own rank or above', async (t) => {

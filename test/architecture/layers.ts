@@ -16,9 +16,11 @@ export const LAYERS: ReadonlyArray<{ rank: number; rooms: readonly string[] }> =
   { rank: 7, rooms: ['routes'] },
   { rank: 8, rooms: ['app.ts'] },
   { rank: 9, rooms: ['server.ts', 'index.ts'] },
-  { rank: 10, rooms: ['cli'] },
+  // Scripts a ward's IT writes against the public entry point (index.ts); `smoke` runs the example.
+  { rank: 10, rooms: ['examples'] },
+  { rank: 11, rooms: ['cli'] },
   // The executable above the tool it runs, as server.ts runs app.ts.
-  { rank: 11, rooms: ['cli.ts'] },
+  { rank: 12, rooms: ['cli.ts'] },
 ]
 
 export function roomOf(file: string): string {

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import t from 'tap'
-import { PROJECT_ROOT } from '../../config.js'
+import { PROJECT_ROOT } from '../../lib/product-files.js'
 import { admit, boardServer, discharge, openBoard } from './board-helpers.js'
 
 // The page's own code runs in the browser; these expressions are handed to it as text (this

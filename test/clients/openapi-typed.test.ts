@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { PROJECT_ROOT } from '../../config.js'
+import { PROJECT_ROOT } from '../../lib/product-files.js'
 import { buildTestApp } from '../helper.js'
 import { dumpOpenapi } from '../openapi/document.js'
 

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { PROJECT_ROOT } from '../../config.js'
+import { PROJECT_ROOT } from '../../lib/product-files.js'
 import { dumpOpenapi } from './document.js'
 
 const run = promisify(execFile)

@@ -19,6 +19,11 @@ export function startServer(env: Record<string, string>, entry = 'server.ts'): P
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
+  return listening(child)
+}
+
+/** Resolves once the server in `child` logs where it listens; rejects when it exits first. */
+export function listening(child: ChildProcess): Promise<ServerProcess> {
   let text = ''
   const collect = (chunk: Buffer) => {
     text += chunk

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
 import { type WardOccupantEvent, wardNotification } from '../../domain/ward-events.js'
-import { BOARD_ROOT } from '../../routes/board/index.js'
+import { boardRoot } from '../../routes/board/index.js'
 
 /**
  * The board's privacy mask (public/board/format.js, a browser module without DOM use, so Node runs
@@ -11,7 +11,7 @@ import { BOARD_ROOT } from '../../routes/board/index.js'
  */
 
 type Redact = (text: string, knownIds: Iterable<string>) => string
-const format = (await import(pathToFileURL(join(BOARD_ROOT, 'format.js')).href)) as {
+const format = (await import(pathToFileURL(join(boardRoot(), 'format.js')).href)) as {
   redact: Redact
   HIDDEN: string
 }

@@ -1,9 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { BOARD_ROOT, FAVICON_PATH } from '../../routes/board/index.js'
+import { PROJECT_ROOT } from '../../lib/product-files.js'
+import { boardRoot, FAVICON_FILE } from '../../routes/board/index.js'
 import { buildTestApp } from '../helper.js'
 
+const BOARD_ROOT = boardRoot()
 const FILES = readdirSync(BOARD_ROOT)
 
 t.test('GET /board serves the page without a token, under a strict policy', async (t) => {
@@ -83,7 +85,7 @@ t.test('/favicon.ico is a small SVG icon, linked by the board, without a token',
     t.equal(res.headers['cache-control'], 'public, max-age=86400', 'kept a day, not asked for on every page')
   }
   const icon = (await app.inject('/favicon.ico')).body
-  t.equal(icon, readFileSync(FAVICON_PATH, 'utf8'))
+  t.equal(icon, readFileSync(join(PROJECT_ROOT, FAVICON_FILE), 'utf8'))
   t.match(icon, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
   t.notMatch(icon, /<script|\son[a-z]+=|href=/i, 'nothing active and nothing fetched in the icon')
   t.ok(Buffer.byteLength(icon) < 2048, 'small')
