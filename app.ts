@@ -20,6 +20,7 @@ import openapiPlugin from './plugins/openapi.js'
 import queryStringCheck, { parseQueryString } from './plugins/query-string.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import readAuditPlugin from './plugins/read-audit.js'
+import replicationPlugin from './plugins/replication.js'
 import retentionPlugin from './plugins/retention.js'
 import securityHeaders from './plugins/security-headers.js'
 import rendererPlugin from './render/index.js'
@@ -100,6 +101,13 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(lingeringClose)
   await fastify.register(securityHeaders)
   await fastify.register(eventsPlugin)
+  // Before the database, so that it closes after it: Litestream's final sync comes last.
+  await fastify.register(replicationPlugin, {
+    url: opts.config.REPLICA_URL,
+    configFile: opts.config.REPLICA_CONFIG,
+    litestreamPath: opts.config.LITESTREAM_PATH,
+    databasePath: opts.config.DATABASE_PATH,
+  })
   await fastify.register(dbPlugin, {
     path: opts.config.DATABASE_PATH,
     bedPolicy: opts.config.BED_POLICY,
