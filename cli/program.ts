@@ -3,6 +3,7 @@ import { addAuditCommand } from './commands/audit.js'
 import { addBackupCommand } from './commands/backup.js'
 import { addBedsCommand } from './commands/beds.js'
 import { addNotifyCommand } from './commands/notify.js'
+import { addRestoreCommand } from './commands/restore.js'
 import { addSmokeCommand } from './commands/smoke.js'
 import { addTokenCommand } from './commands/token.js'
 import { addDatabaseOptions } from './database.js'
@@ -23,6 +24,7 @@ export function buildProgram(io: CliIo): Command {
   // In the order `--help` lists them.
   addTokenCommand(program, io)
   addBackupCommand(program, io)
+  addRestoreCommand(program, io)
   addAuditCommand(program, io)
   addNotifyCommand(program, io)
   addBedsCommand(program, io)

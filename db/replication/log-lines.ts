@@ -47,12 +47,17 @@ export function parseLine(line: string, now = Date.now()): LitestreamLine {
   }
 }
 
-/** The error Litestream gave for a failed command (its last JSON line with one), else its text. */
+/**
+ * The error Litestream gave for a failed command: its last JSON line with one, or (before it has
+ * read its logging settings it writes text) its last `error="..."`; else all it said.
+ */
 export function errorOfOutput(output: string): string {
   const lines = output.split('\n').filter((line) => line.trim() !== '')
   for (const line of lines.reverse()) {
     const parsed = parseLine(line)
     if (parsed.error !== null) return parsed.error
+    const text = /\berror="((?:[^"\\]|\\.)*)"/.exec(line)?.[1]
+    if (text !== undefined) return text.replace(/\\(.)/g, '$1')
   }
   return output.trim()
 }
