@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 
 export interface Opener {
   pid: number
-  /** The process's name (/proc/PID/comm). */
+  /** The program (argv[0] without its folder). */
   command: string
   file: string
   /** The file was removed while the process kept it open. */
@@ -68,9 +68,10 @@ function linksOf(pid: number): string[] {
   return links
 }
 
+/** The program's name: argv[0] without its folder (comm can be a thread's name, "MainThread" in Node 24). */
 function commandOf(pid: number): string {
   try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+    return basename(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '') || '?'
   } catch {
     return '?'
   }

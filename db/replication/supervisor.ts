@@ -131,7 +131,7 @@ export function superviseLitestream(opts: SupervisorOptions): Supervisor {
     const repeated = replicaFailing !== null
     if (replicaFailing === null) replicaFailing = { since: line.at, message }
     else replicaFailing.message = message
-    log(repeated ? 'debug' : 'error', `litestream: ${msg}`, withFields(fields))
+    log(repeated ? 'debug' : 'error', `litestream: ${msg}${line.error ? `: ${message}` : ''}`, withFields(fields))
   }
 
   function onExit(exited: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
