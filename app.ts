@@ -9,6 +9,7 @@ import feedPlugin from './feed/index.js'
 import { requestSerializer } from './http/log-serializers.js'
 import authPlugin from './plugins/auth/index.js'
 import backupsPlugin from './plugins/backups.js'
+import closeKeepAlive from './plugins/close-keep-alive.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
@@ -99,6 +100,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(queryStringCheck)
   await fastify.register(jsonBody)
   await fastify.register(lingeringClose)
+  await fastify.register(closeKeepAlive)
   await fastify.register(securityHeaders)
   await fastify.register(eventsPlugin)
   // Before the database, so that it closes after it: Litestream's final sync comes last.

@@ -99,16 +99,27 @@ export default fp<ReplicationOptions>(
     })
 
     function logStop(outcome: StopOutcome): void {
-      const { code, signal, killed, wasRunning, lastError } = outcome
+      const { code, signal, killed, wasRunning, lastError, unshippedMs } = outcome
+      const how = signal ?? `exit code ${code}`
       if (!wasRunning)
-        fastify.log.warn('litestream was not running at shutdown: the replica gets the last changes at the next start')
+        fastify.log.warn('litestream was not running at shutdown: the replica gets the last changes at its next start')
       else if (killed)
         fastify.log.error(
           `litestream did not end within ${STOP_TIMEOUT_MS} ms of SIGTERM and was killed: its final sync may be incomplete`,
         )
-      else if (code === 0) fastify.log.info('litestream stopped after its final sync')
-      // After our own SIGTERM Litestream may end with 1 and "context canceled": it has synced.
-      else fastify.log.warn({ code, signal, lastError }, `litestream stopped with ${signal ?? `exit code ${code}`}`)
+      else if (unshippedMs > 0)
+        fastify.log.error(
+          { code, signal, lastError },
+          `litestream stopped (${how}) without shipping the commits of the last ${unshippedMs} ms: they reach the replica at its next start`,
+        )
+      else if (code === 0) fastify.log.info('litestream stopped after its final sync: the replica has every commit')
+      // Exit 1 after our SIGTERM: its context was canceled, and the checkpoint of its close failed,
+      // after the final sync (which the unshipped check above has confirmed).
+      else
+        fastify.log.warn(
+          { code, signal, lastError },
+          `litestream stopped after its final sync (the replica has every commit), with ${how}`,
+        )
     }
 
     fastify.decorate('replication', { status: () => supervisor?.status() ?? null })

@@ -30,6 +30,8 @@ export interface StopOutcome {
   /** It was not running when asked to stop (between restarts). */
   wasRunning: boolean
   lastError: string | null
+  /** Commits not shown shipped by the end (0: its final sync carried every commit it was told of). */
+  unshippedMs: number
 }
 
 export interface SupervisorOptions {
@@ -101,7 +103,8 @@ export function superviseLitestream(opts: SupervisorOptions): Supervisor {
       log('error', `litestream could not be started: ${error.message}`)
       if (started.pid === undefined) onExit(started, null, null)
     })
-    started.once('exit', (code, signal) => onExit(started, code, signal))
+    // 'close', not 'exit': by then every line it wrote (its final sync's) has been read.
+    started.once('close', (code, signal) => onExit(started, code, signal))
     if (started.pid !== undefined) opts.onRunning?.(true)
   }
 
@@ -128,6 +131,9 @@ export function superviseLitestream(opts: SupervisorOptions): Supervisor {
   function onError(line: LitestreamLine, msg: string, fields: Record<string, unknown>): void {
     const message = redact(line.error ?? line.msg)
     lastError = message
+    // Our SIGTERM cancels its context: the checkpoint of its close then fails, after its final sync.
+    if (stopping && /context canceled/.test(message))
+      return log('warn', `litestream: ${msg}: ${message} (after our SIGTERM)`, withFields(fields))
     const repeated = replicaFailing !== null
     if (replicaFailing === null) replicaFailing = { since: line.at, message }
     else replicaFailing.message = message
@@ -156,17 +162,25 @@ export function superviseLitestream(opts: SupervisorOptions): Supervisor {
     stopping = true
     if (restartTimer) clearTimeout(restartTimer)
     const running = child
+    const now = () => unshipped.lagMs(Date.now())
     if (running === null)
-      return Promise.resolve({ code: null, signal: null, killed: false, wasRunning: false, lastError })
+      return Promise.resolve({
+        code: null,
+        signal: null,
+        killed: false,
+        wasRunning: false,
+        lastError,
+        unshippedMs: now(),
+      })
     return new Promise((resolve) => {
       let killed = false
       const killer = setTimeout(() => {
         killed = true
         running.kill('SIGKILL')
       }, opts.stopTimeoutMs ?? 5000)
-      running.once('exit', (code, signal) => {
+      running.once('close', (code, signal) => {
         clearTimeout(killer)
-        resolve({ code, signal, killed, wasRunning: true, lastError })
+        resolve({ code, signal, killed, wasRunning: true, lastError, unshippedMs: now() })
       })
       running.kill('SIGTERM')
     })

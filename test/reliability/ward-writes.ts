@@ -87,6 +87,8 @@ export interface RestoredCheck {
   inconsistent: string[]
   /** Records in the file in all (seeded ones too). */
   records: number
+  /** Records in the file that this client wrote (its bed prefix). */
+  mine: number
 }
 
 interface Row {
@@ -113,6 +115,7 @@ export function checkRestored(file: string, record: WriteRecord, prefix: string)
     const byId = new Map(rows.map((row) => [row.id, row]))
     const strangers: string[] = []
     const inconsistent: string[] = []
+    let mine = 0
     for (const row of rows) {
       if (row.version !== audits.get(row.id) || row.version !== feed.get(row.id)) inconsistent.push(row.id)
       else if (row.version > 1) {
@@ -120,6 +123,7 @@ export function checkRestored(file: string, record: WriteRecord, prefix: string)
         if ((after.dischargedAt ?? null) !== row.discharged_at) inconsistent.push(row.id)
       }
       if (!row.bed.startsWith(`${prefix}-`)) continue
+      mine++
       if (!record.admitted.has(row.id) && !record.admittingBeds.has(row.bed)) strangers.push(row.id)
       if (row.discharged_at !== null && !record.discharged.has(row.id) && !record.discharging.has(row.id))
         strangers.push(`${row.id} (discharged)`)
@@ -131,6 +135,7 @@ export function checkRestored(file: string, record: WriteRecord, prefix: string)
       strangers,
       inconsistent,
       records: rows.length,
+      mine,
     }
   } finally {
     db.close()
