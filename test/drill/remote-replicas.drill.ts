@@ -21,6 +21,8 @@ interface Remote {
   settings: string
   /** Litestream's credentials, for the server and for the restore. */
   env: Record<string, string>
+  /** Where the replica is on the machine that receives it: a standby restores from there too. */
+  local?: string
 }
 
 async function replicateAndRestore(t: Test, dir: string, remote: Remote): Promise<void> {
@@ -45,17 +47,19 @@ async function replicateAndRestore(t: Test, dir: string, remote: Remote): Promis
   t.match(server.output(), /litestream stopped after its final sync(: | \()the replica has every commit/)
   t.notMatch(server.output(), /"level":50/, 'no error logged')
 
-  const out = join(dir, 'standby', 'facility.db')
-  const restored = await runCommand(['restore', '--from', remote.url, '--to', out], {
-    ...remote.env,
-    REPLICA_CONFIG: replicaConfig,
-  })
-  t.equal(restored.code, 0, `restore: ${restored.out.split('\n')[0]}`)
-  const check = checkRestored(out, record, 'd')
-  t.same(check.missing, [], `all ${record.admitted.size} acknowledged admissions are in the restored file`)
-  t.same(check.undischarged, [], `all ${record.discharged.size} acknowledged discharges too`)
-  t.same([check.strangers, check.inconsistent], [[], []], 'nothing else, nothing half-applied')
   t.same(record.unexpected, [], 'every write was answered 200')
+  for (const from of [remote.url, ...(remote.local ? [remote.local] : [])]) {
+    const out = join(dir, 'standby', `${from === remote.url ? 'remote' : 'local'}.db`)
+    const restored = await runCommand(['restore', '--from', from, '--to', out], {
+      ...remote.env,
+      REPLICA_CONFIG: replicaConfig,
+    })
+    t.equal(restored.code, 0, `restore: ${restored.out.split('\n')[0]}`)
+    const check = checkRestored(out, record, 'd')
+    t.same(check.missing, [], `all ${record.admitted.size} acknowledged admissions are in the restored file`)
+    t.same(check.undischarged, [], `all ${record.discharged.size} acknowledged discharges too`)
+    t.same([check.strangers, check.inconsistent], [[], []], 'nothing else, nothing half-applied')
+  }
 }
 
 // Skipped, saying why, only when not root (CI runs as root); a missing sshd fails instead.
@@ -72,6 +76,8 @@ t.test(
       url: `sftp://${SFTP_USER}@127.0.0.1:${sshd.port}${sshd.home}/facility`,
       settings: `key-path: ${sshd.key}\n`,
       env: {},
+      // On the standby that receives it, the replica is a directory like a file replica.
+      local: `${sshd.home}/facility`,
     })
   },
 )

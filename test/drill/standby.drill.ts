@@ -23,7 +23,7 @@ const INTERVAL_MS = SYNC_INTERVAL_MS + MONITOR_INTERVAL_MS
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
 function lossReport(record: WriteRecord, lost: [string, number][], lostAt: number): string {
-  const ages = lost.map(([, at]) => lostAt - at).sort((a, b) => a - b)
+  const ages = lost.map(([, at]) => Math.max(0, lostAt - at)).sort((a, b) => a - b)
   const range = ages.length === 0 ? '' : `, acknowledged ${ages[0]}–${ages.at(-1)} ms before the loss`
   const inFlight = record.admittingBeds.size + record.discharging.size
   return `${record.admitted.size + record.discharged.size} writes acknowledged, ${inFlight} in flight; ${lost.length} acknowledged writes missing${range}`
