@@ -61,6 +61,9 @@ function withFields(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.keys(fields).length === 0 ? {} : { litestream: fields }
 }
 
+// Ten monitor intervals (100 ms): by then Litestream has opened the database and can sync it.
+const SETTLE_MS = 1000
+
 // util-linux's setpriv: Litestream gets SIGTERM (and makes its final sync) when the server dies
 // without stopping it (SIGKILL, a crash); an orphan would keep its lock and race the next one.
 const SETPRIV = '/usr/bin/setpriv'
@@ -158,20 +161,17 @@ export function superviseLitestream(opts: SupervisorOptions): Supervisor {
     retryMs = Math.min(retryMs * 2, longestRetryMs)
   }
 
-  function stop(): Promise<StopOutcome> {
+  async function stop(): Promise<StopOutcome> {
     stopping = true
     if (restartTimer) clearTimeout(restartTimer)
+    // Litestream opens the database at its first monitor tick; stopped before that, it makes no
+    // final sync at all (seen when it was stopped right after a restart).
+    const young = startedAt + SETTLE_MS - Date.now()
+    if (child !== null && young > 0) await new Promise((resolve) => setTimeout(resolve, young))
     const running = child
-    const now = () => unshipped.lagMs(Date.now())
+    const unshippedMs = () => unshipped.lagMs(Date.now())
     if (running === null)
-      return Promise.resolve({
-        code: null,
-        signal: null,
-        killed: false,
-        wasRunning: false,
-        lastError,
-        unshippedMs: now(),
-      })
+      return { code: null, signal: null, killed: false, wasRunning: false, lastError, unshippedMs: unshippedMs() }
     return new Promise((resolve) => {
       let killed = false
       const killer = setTimeout(() => {
@@ -180,7 +180,7 @@ export function superviseLitestream(opts: SupervisorOptions): Supervisor {
       }, opts.stopTimeoutMs ?? 5000)
       running.once('close', (code, signal) => {
         clearTimeout(killer)
-        resolve({ code, signal, killed, wasRunning: true, lastError, unshippedMs: now() })
+        resolve({ code, signal, killed, wasRunning: true, lastError, unshippedMs: unshippedMs() })
       })
       running.kill('SIGTERM')
     })
