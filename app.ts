@@ -8,6 +8,7 @@ import { requestSerializer } from './http/log-serializers.js'
 import { productVersion } from './lib/product-files.js'
 import authPlugin from './plugins/auth/index.js'
 import backupsPlugin from './plugins/backups.js'
+import closeKeepAlive from './plugins/close-keep-alive.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
@@ -19,6 +20,7 @@ import openapiPlugin from './plugins/openapi.js'
 import queryStringCheck, { parseQueryString } from './plugins/query-string.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import readAuditPlugin from './plugins/read-audit.js'
+import replicationPlugin from './plugins/replication.js'
 import retentionPlugin from './plugins/retention.js'
 import securityHeaders from './plugins/security-headers.js'
 import rendererPlugin from './render/index.js'
@@ -95,8 +97,16 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(queryStringCheck)
   await fastify.register(jsonBody)
   await fastify.register(lingeringClose)
+  await fastify.register(closeKeepAlive)
   await fastify.register(securityHeaders)
   await fastify.register(eventsPlugin)
+  // Before the database, so that it closes after it: Litestream's final sync comes last.
+  await fastify.register(replicationPlugin, {
+    url: opts.config.REPLICA_URL,
+    configFile: opts.config.REPLICA_CONFIG,
+    litestreamPath: opts.config.LITESTREAM_PATH,
+    databasePath: opts.config.DATABASE_PATH,
+  })
   await fastify.register(dbPlugin, {
     path: opts.config.DATABASE_PATH,
     bedPolicy: opts.config.BED_POLICY,

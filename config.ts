@@ -144,12 +144,107 @@ export const ConfigSchema = Type.Object({
     default: 48,
     description: 'how many scheduled backups are kept',
   }),
+  REPLICA_URL: Type.String({
+    default: '',
+    description:
+      'continuous replication by Litestream to a directory path, file:///..., sftp://[user[:password]@]host[:port]/path or s3://bucket/path; empty: none',
+  }),
+  REPLICA_CONFIG: Type.String({
+    default: '',
+    description:
+      'a file of Litestream replica settings the URL cannot carry, one `key: value` a line (key-path, endpoint, force-path-style, sync-interval ...)',
+  }),
+  LITESTREAM_PATH: Type.String({
+    default: '',
+    description: 'the litestream binary; empty: the one of the optional dependency @flydotio/litestream-linux-x64',
+  }),
 })
 
 export type Config = Static<typeof ConfigSchema>
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
+}
+
+/** Where REPLICA_URL points; `path` is a directory named without a scheme. */
+export type ReplicaKind = 'path' | 'file' | 'sftp' | 's3'
+
+export interface ReplicaTarget {
+  kind: ReplicaKind
+  /** The URL or path as given (Litestream reads it). */
+  url: string
+  /** For logs and messages: the password replaced by `***`. */
+  shown: string
+  /** The password as written in the URL and as decoded, to scrub from Litestream's output. */
+  secrets: string[]
+}
+
+const REPLICA_FORMS = 'a directory path, or a file:///..., sftp://host/path or s3://bucket/path URL'
+
+/**
+ * Reads REPLICA_URL. Litestream takes more schemes (gs://, abs://, webdav), but only these three
+ * are tested here (test/drill/). Throws an Error whose message never holds the password.
+ */
+export function parseReplicaUrl(text: string): ReplicaTarget {
+  if (!text.includes('://')) return { kind: 'path', url: text, shown: text, secrets: [] }
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new Error(`is not a valid URL; expected ${REPLICA_FORMS}`)
+  }
+  const password = url.password
+  if (password !== '') url.password = '***'
+  const shown = url.toString()
+  const secrets = password === '' ? [] : [password, safeDecode(password)]
+  const kind = url.protocol.slice(0, -1)
+  const where = url.pathname.replace(/^\/+/, '')
+  if (kind === 'file') {
+    if (url.host !== '' || where === '') throw new Error('file:// takes an absolute path: file:///srv/replica')
+  } else if (kind === 'sftp') {
+    if (url.hostname === '' || where === '') throw new Error('sftp:// needs a host and a path: sftp://user@host/path')
+  } else if (kind === 's3') {
+    if (url.hostname === '' || where === '') throw new Error('s3:// needs a bucket and a path: s3://bucket/path')
+    if (url.username !== '')
+      throw new Error(
+        'credentials do not go in an s3:// URL: set LITESTREAM_ACCESS_KEY_ID and LITESTREAM_SECRET_ACCESS_KEY',
+      )
+  } else throw new Error(`${url.protocol}// is not supported; expected ${REPLICA_FORMS}`)
+  return { kind: kind as ReplicaKind, url: text, shown, secrets }
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
+
+/** REPLICA_URL as it may be shown: its password hidden, whatever else is wrong with it. */
+function shownReplicaUrl(text: string): string {
+  try {
+    return parseReplicaUrl(text).shown
+  } catch {
+    return text.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@')
+  }
+}
+
+/** The checks that involve more than one setting, or more than a type. */
+function replicationProblems(config: Config): [string, string][] {
+  const problems: [string, string][] = []
+  if (config.REPLICA_URL === '') {
+    if (config.REPLICA_CONFIG !== '') problems.push(['REPLICA_CONFIG', 'is only read with REPLICA_URL set'])
+    return problems
+  }
+  try {
+    parseReplicaUrl(config.REPLICA_URL)
+  } catch (error) {
+    problems.push(['REPLICA_URL', (error as Error).message])
+  }
+  if (config.DATABASE_PATH === ':memory:' || config.DATABASE_PATH.startsWith('file:'))
+    problems.push(['REPLICA_URL', 'needs DATABASE_PATH to name a database file (Litestream replicates a file)'])
+  return problems
 }
 
 function explain(key: string, message: string): string {
@@ -216,12 +311,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const raw = env[key]
     if (schema.type === 'integer' && raw && !/^\s*-?\d+\s*$/.test(raw)) converted[key] = raw
   }
-  const lines = [...Value.Errors(ConfigSchema, converted)].map((e) => {
+  const problems: [string, string][] = [...Value.Errors(ConfigSchema, converted)].map((e) => {
     const key = e.path.replace(/^\//, '')
-    return `  ${key}=${JSON.stringify(env[key])}: ${explain(key, e.message)}`
+    return [key, explain(key, e.message)]
   })
-  if ('problem' in trustProxy) lines.push(`  TRUST_PROXY=${JSON.stringify(env.TRUST_PROXY)}: ${trustProxy.problem}`)
-  if (lines.length > 0) throw new ConfigError(`invalid configuration:\n${[...new Set(lines)].join('\n')}`)
+  if ('problem' in trustProxy) problems.push(['TRUST_PROXY', trustProxy.problem])
+  if (problems.length === 0) problems.push(...replicationProblems(converted as Config))
+  if (problems.length > 0) {
+    const lines = problems.map(([key, message]) => {
+      const raw = env[key]
+      const shown = key === 'REPLICA_URL' && raw !== undefined ? shownReplicaUrl(raw) : raw
+      return `  ${key}=${JSON.stringify(shown)}: ${message}`
+    })
+    throw new ConfigError(`invalid configuration:\n${[...new Set(lines)].join('\n')}`)
+  }
   return converted as Config
 }
 

@@ -25,7 +25,7 @@ export async function startServer(env: NodeJS.ProcessEnv, hooks: ServerHooks = {
   const app = await buildApp(config, {
     logger: loggerOptions(config),
     ...listenOptions(config),
-  })
+  }).catch(stopOnConfigError)
 
   closeWithGrace({ delay: 10_000 }, async function closeApp({ signal, err }) {
     if (err) app.log.error({ err }, 'shutting down after an error')
@@ -43,12 +43,17 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
   try {
     return loadConfig(env)
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`facility-service: ${error.message}\n`)
-      process.exit(1)
-    }
-    throw error
+    return stopOnConfigError(error)
   }
+}
+
+/** A setting found wrong only when used (a replica's settings that Litestream refuses) stops the start the same way. */
+function stopOnConfigError(error: unknown): never {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`facility-service: ${error.message}\n`)
+    process.exit(1)
+  }
+  throw error
 }
 
 /**

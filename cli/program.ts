@@ -4,6 +4,7 @@ import { addAuditCommand } from './commands/audit.js'
 import { addBackupCommand } from './commands/backup.js'
 import { addBedsCommand } from './commands/beds.js'
 import { addNotifyCommand } from './commands/notify.js'
+import { addRestoreCommand } from './commands/restore.js'
 import { addRollbackCommand } from './commands/rollback.js'
 import { addServeCommand } from './commands/serve.js'
 import { addSmokeCommand } from './commands/smoke.js'
@@ -31,6 +32,7 @@ export function buildProgram(io: CliIo): Command {
   addServeCommand(program)
   addTokenCommand(program, io)
   addBackupCommand(program, io)
+  addRestoreCommand(program, io)
   addAuditCommand(program, io)
   addNotifyCommand(program, io)
   addBedsCommand(program, io)

@@ -67,6 +67,38 @@ function createRepositories(
   }
 }
 
+// Litestream's checkpoints hold the write lock for milliseconds every few seconds: a wait is worth
+// a warning only when it lasts.
+const LOCK_WARN_AFTER_MS = 1000
+
+/** Once per wait that lasts: writes wait for another process's lock; and when they go on, or were refused. */
+function logLockWaits(fastify: FastifyInstance, queue: WriteQueue, file: string, busyTimeoutMs: number): void {
+  let warning: NodeJS.Timeout | null = null
+  let warned = false
+  queue.onBusy(function logLock({ state, waitedMs }) {
+    if (state === 'waiting') {
+      warning = setTimeout(() => {
+        warned = true
+        fastify.log.warn(
+          { file },
+          `${file} is locked by another process: writes wait (at most ${busyTimeoutMs} ms each), reads go on`,
+        )
+      }, LOCK_WARN_AFTER_MS)
+      warning.unref()
+      return
+    }
+    if (warning !== null) clearTimeout(warning)
+    if (state === 'acquired') {
+      if (warned) fastify.log.info({ file, waitedMs }, `${file}: the lock was released, writes go on`)
+    } else
+      fastify.log.warn(
+        { file, waitedMs },
+        `${file} stayed locked by another process: waiting writes were answered 503 DATABASE_BUSY`,
+      )
+    warned = false
+  })
+}
+
 /** The one SQLite connection every plugin shares; closed when the app closes. */
 export default fp<DbPluginOptions>(
   async function dbPlugin(fastify, opts) {
@@ -98,20 +130,7 @@ export default fp<DbPluginOptions>(
         )
       else fastify.log.info({ file }, `${file}: the database takes writes again`)
     })
-    queue.onBusy(function logLock({ state, waitedMs }) {
-      if (state === 'waiting')
-        fastify.log.warn(
-          { file },
-          `${file} is locked by another process: writes wait (at most ${opts.busyTimeoutMs} ms each), reads go on`,
-        )
-      else if (state === 'acquired')
-        fastify.log.info({ file, waitedMs }, `${file}: the lock was released, writes go on`)
-      else
-        fastify.log.warn(
-          { file, waitedMs },
-          `${file} stayed locked by another process: waiting writes were answered 503 DATABASE_BUSY`,
-        )
-    })
+    logLockWaits(fastify, queue, file, opts.busyTimeoutMs)
     const repos = createRepositories(db, queue, fastify.events, opts)
     fastify.decorate('storage', storage)
     fastify.decorate('db', db)

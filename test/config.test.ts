@@ -106,3 +106,64 @@ t.test(
       t.throws(() => loadConfig({ NOTIFICATION_PAGE_CACHE_BYTES: text }), /NOTIFICATION_PAGE_CACHE_BYTES=/, text)
   },
 )
+
+t.test('REPLICA_URL: a directory path or a file://, sftp:// or s3:// URL; off when empty', async (t) => {
+  t.equal(loadConfig({}).REPLICA_URL, '', 'no replication by default')
+  for (const url of [
+    '/srv/replica',
+    'replica',
+    'file:///srv/replica',
+    'sftp://repl@standby.ward:2222/srv/replicas/facility',
+    'sftp://repl:secret@standby/replicas/facility',
+    's3://ward-backups/facility',
+    's3://ward-backups.localhost:9000/facility',
+  ])
+    t.equal(loadConfig({ REPLICA_URL: url }).REPLICA_URL, url, url)
+  const refused: [string, RegExp][] = [
+    ['http://standby/replica', /http:\/\/ is not supported; expected a directory path, or a file:/],
+    ['gs://bucket/path', /gs:\/\/ is not supported/],
+    ['file://relative/replica', /file:\/\/ takes an absolute path/],
+    ['sftp:///no-host', /sftp:\/\/ needs a host and a path/],
+    ['sftp://standby', /sftp:\/\/ needs a host and a path/],
+    ['s3://bucket', /s3:\/\/ needs a bucket and a path/],
+    ['s3://KEY:SECRET@bucket/path', /credentials do not go in an s3:\/\/ URL: set LITESTREAM_ACCESS_KEY_ID/],
+    ['sftp://a b/x', /is not a valid URL/],
+  ]
+  for (const [url, message] of refused) {
+    t.throws(() => loadConfig({ REPLICA_URL: url }), ConfigError, url)
+    t.throws(() => loadConfig({ REPLICA_URL: url }), { message: /REPLICA_URL=/ }, url)
+    t.throws(() => loadConfig({ REPLICA_URL: url }), { message }, url)
+  }
+})
+
+t.test('a password in REPLICA_URL never appears in a configuration error', async (t) => {
+  const attempts = [
+    { REPLICA_URL: 'ftp://repl:Hunter2-pw@standby/replica' },
+    { REPLICA_URL: 'sftp://repl:Hunter2-pw@standby/replica', DATABASE_PATH: ':memory:' },
+    { REPLICA_URL: 's3://repl:Hunter2-pw@bucket/path' },
+    { REPLICA_URL: 'sftp://repl:Hunter2-pw@standby', PORT: 'eighty' },
+  ]
+  for (const env of attempts) {
+    let message = ''
+    try {
+      loadConfig(env)
+    } catch (error) {
+      message = (error as Error).message
+    }
+    t.match(message, /REPLICA_URL=|PORT=/, 'refused')
+    t.notMatch(message, /Hunter2/, `no password: ${message}`)
+  }
+})
+
+t.test('replication needs a database file; REPLICA_CONFIG needs REPLICA_URL', async (t) => {
+  t.throws(() => loadConfig({ REPLICA_URL: '/srv/replica', DATABASE_PATH: ':memory:' }), {
+    message: /REPLICA_URL=.*needs DATABASE_PATH to name a database file/,
+  })
+  t.throws(() => loadConfig({ REPLICA_CONFIG: '/etc/facility/replica.yml' }), {
+    message: /REPLICA_CONFIG=.*is only read with REPLICA_URL set/,
+  })
+  t.match(loadConfig({ REPLICA_URL: '/srv/replica', REPLICA_CONFIG: '/etc/r.yml', LITESTREAM_PATH: '/usr/bin/ls' }), {
+    REPLICA_CONFIG: '/etc/r.yml',
+    LITESTREAM_PATH: '/usr/bin/ls',
+  })
+})

@@ -4,7 +4,9 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:
 import { join } from 'node:path'
 import t from 'tap'
 import { BOOTSTRAP_TOKEN_FILE } from '../server.js'
+import { seedWard } from './drill/seed.js'
 import { startServer as start, stopServer as stop } from './reliability/server-process.js'
+import { driveWrites, newWriteRecord } from './reliability/ward-writes.js'
 
 t.test('a first start without a terminal leaves one admin token in a private file, never in the log', async (t) => {
   const dir = t.testdir()
@@ -45,3 +47,24 @@ t.test('a bad configuration stops the start with a clear message', async (t) => 
   t.match(stderr, /PORT="abc"/)
   t.match(stderr, /BED_POLICY="maybe": must be one of exclusive, shared/)
 })
+
+t.test(
+  'SIGTERM while keep-alive clients have writes in flight: they are answered, and the server exits 0',
+  async (t) => {
+    const path = join(t.testdir(), 'server.db')
+    const token = seedWard(path, 0)
+    for (let round = 0; round < 3; round++) {
+      const server = await start({ DATABASE_PATH: path })
+      const record = newWriteRecord()
+      const writing = driveWrites(server.base, token, { writers: 4, prefix: `g${round}` }, record)
+      while (record.admitted.size < 50 && record.unexpected.length === 0) await new Promise((r) => setTimeout(r, 5))
+      const stopping = stop(server)
+      record.stop = true
+      await writing
+      // Without Connection: close on the last answers, the close waited for those connections
+      // until the grace period ended the process with exit code 1.
+      t.equal(await stopping, 0, `round ${round}: exit 0 with ${record.admitted.size} writes acknowledged`)
+      t.notMatch(server.output(), /killed by timeout/)
+    }
+  },
+)

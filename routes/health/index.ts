@@ -16,10 +16,29 @@ const BackupHealth = Type.Object(
   },
   { description: 'scheduled backups (only with BACKUP_DIR set); a failing backup does not make the service unhealthy' },
 )
+const ReplicationHealth = Type.Object(
+  {
+    running: Type.Boolean({ description: 'Litestream is running' }),
+    lagMs: Type.Integer({ description: 'how long the oldest commit not yet on the replica has waited; 0: it has all' }),
+    lastSyncAt: Type.Optional(Timestamp),
+    restarts: Type.Integer({ description: 'how often Litestream was started again after it ended by itself' }),
+    failing: Type.Optional(
+      Type.Object({
+        since: Timestamp,
+        message: Type.String({ description: "Litestream's error (an unreachable replica, a refused key ...)" }),
+      }),
+    ),
+  },
+  {
+    description:
+      'continuous replication (only with REPLICA_URL set); failing replication does not make the service unhealthy',
+  },
+)
 const Health = Type.Object({
   status: Type.Literal('ok'),
   database: Type.Literal('ok'),
   backups: Type.Optional(BackupHealth),
+  replication: Type.Optional(ReplicationHealth),
 })
 const Unhealthy = Type.Object({
   status: Type.Literal('unavailable'),
@@ -47,6 +66,16 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
     return { backups }
   }
 
+  function replicationHealth(): { replication?: Static<typeof ReplicationHealth> } {
+    const status = fastify.replication.status()
+    if (status === null) return {}
+    const { running, lagMs, lastSyncAt, restarts, failing } = status
+    const replication: Static<typeof ReplicationHealth> = { running, lagMs: Math.round(lagMs), restarts }
+    if (lastSyncAt !== null) replication.lastSyncAt = Math.round(lastSyncAt)
+    if (failing !== null) replication.failing = { since: Math.round(failing.since), message: failing.message }
+    return { replication }
+  }
+
   fastify.get(
     '/health',
     {
@@ -67,7 +96,8 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
         return reply.code(503).send({ status: 'unavailable' as const, database: 'unreachable' })
       }
       const condition = fastify.storage.condition
-      if (condition === null) return { status: 'ok' as const, database: 'ok' as const, ...backupHealth() }
+      if (condition === null)
+        return { status: 'ok' as const, database: 'ok' as const, ...backupHealth(), ...replicationHealth() }
       return reply.code(503).send({
         status: 'unavailable' as const,
         database: condition.fault,

@@ -47,11 +47,13 @@ export async function buildFuzzApp(t: Test, overrides: Partial<Config> = {}) {
 
 // ---------------------------------------------------------------- database snapshot
 
-/** Every row of every table (sqlite_* aside), in primary-key order, as one JSON text. */
+/** Every row of every table (SQLite's and Litestream's own aside), in primary-key order, as one JSON text. */
 export function snapshot(db: Database): string {
   const tables = db
     .prepare<[], { name: string }>(
-      "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+      // Litestream's own tables (_litestream_seq, _litestream_lock) appear when it replicates the file.
+      `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+         AND name NOT LIKE '\\_litestream\\_%' ESCAPE '\\' ORDER BY name`,
     )
     .all()
   const out: Record<string, unknown[]> = {}

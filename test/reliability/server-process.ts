@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { readdirSync, readFileSync } from 'node:fs'
 
 export interface ServerProcess {
   child: ChildProcess
@@ -12,12 +13,18 @@ export const KILL_AFTER_COMMIT_SERVER = 'test/reliability/kill-after-commit-serv
 
 /**
  * Starts server.ts (or another entry that starts it, such as KILL_AFTER_COMMIT_SERVER) as its own
- * process on a database file, resolving once it listens.
+ * process on a database file, resolving once it listens. `detached`: in a process group of its
+ * own, so that the server and its children (Litestream) can be killed at once, as a power cut would.
  */
-export function startServer(env: Record<string, string>, entry = 'server.ts'): Promise<ServerProcess> {
+export function startServer(
+  env: Record<string, string>,
+  entry = 'server.ts',
+  { detached = false } = {},
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import=tsx', entry], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
   })
   return listening(child)
 }
@@ -50,4 +57,20 @@ export async function stopServer(server: ServerProcess, signal: NodeJS.Signals =
   server.child.kill(signal)
   const [code] = await once(server.child, 'exit')
   return code as number | null
+}
+
+/** The processes `pid` started that run `command` (/proc/PID/comm), e.g. its Litestream. */
+export function childrenNamed(pid: number, command: string): number[] {
+  const found: number[] = []
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim()
+    for (const child of children === '' ? [] : children.split(' ').map(Number)) {
+      try {
+        if (readFileSync(`/proc/${child}/comm`, 'utf8').trim() === command) found.push(child)
+      } catch {
+        // ended meanwhile
+      }
+    }
+  }
+  return found
 }
