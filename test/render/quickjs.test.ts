@@ -1,6 +1,6 @@
 import t from 'tap'
 import { MAX_DATA_DEPTH } from '../../render/render-data.js'
-import { job, rejection, testRenderer } from './helpers.js'
+import { job, rejection, testRenderer, UNREACHED_TIMEOUT_MS } from './helpers.js'
 
 // What the WebAssembly sandbox (plugins/render/quickjs.ts) promises beyond the engine-neutral
 // tests in sandbox.test.ts, limits.test.ts and escape.test.ts.
@@ -77,7 +77,7 @@ t.test('deep recursion fails that render with the reason, and the next render wo
 })
 
 t.test('the memory limit holds for many small allocations, not only for one large one', async (t) => {
-  const renderer = testRenderer(t, { timeoutMs: 20_000, memoryMb: 32 })
+  const renderer = testRenderer(t, { timeoutMs: UNREACHED_TIMEOUT_MS, memoryMb: 32 })
   await renderer.render(job('pug', 'p warm'))
   const before = process.memoryUsage().rss
   let peak = before

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
+import { slowLayout, UNREACHED_TIMEOUT_MS, whileRendering } from '../render/helpers.js'
 
 const PUG = `h1= name
 p.type #{type} / #{subtype}
@@ -148,14 +149,15 @@ t.test('an endless loop answers 422 while other requests are served; huge output
   t.match(res.json(), { code: 'RENDER_TIMEOUT' })
   const huge = await createTemplate(app, tokens.writeA, {
     type: 'x',
-    template: '- for (var i = 0; i < 100000; i++)\n  p= i',
+    // 200 KB in a hundred steps: past the output limit long before the time limit, on any machine.
+    template: '- for (var i = 0; i < 100; i++)\n  p= "x".repeat(2000)',
   })
   t.match((await render(app, tokens.readA, huge)).json(), { statusCode: 422, code: 'RENDER_OUTPUT_TOO_LARGE' })
   t.equal((await render(app, tokens.readA, warm)).body, '<p>ok</p>', 'and the next print works')
 })
 
 t.test('a memory bomb answers 422 while other requests are served, and the next print works', async (t) => {
-  const { app, tokens } = await buildTestApp(t, { RENDER_TIMEOUT_MS: 10_000, RENDER_MEMORY_MB: 32 })
+  const { app, tokens } = await buildTestApp(t, { RENDER_TIMEOUT_MS: UNREACHED_TIMEOUT_MS, RENDER_MEMORY_MB: 32 })
   const bomb = await createTemplate(app, tokens.writeA, {
     type: 'x',
     template: '- var hoard = []\n- while (true) hoard.push(Math.random().toString(36).repeat(200))',
@@ -207,16 +209,17 @@ function renderRaw(app: TestApp, token: string, id: string, payload: string) {
 }
 
 t.test('data nested deeper than 64 levels is refused, and other renders go on', async (t) => {
-  const { app, tokens } = await buildTestApp(t, { RENDER_TIMEOUT_MS: 10_000 })
+  const { app, tokens } = await buildTestApp(t, { RENDER_TIMEOUT_MS: UNREACHED_TIMEOUT_MS })
   // meta at its own limit of 64 levels: the layout gets it, one level deeper inside the record
   const id = await createTemplate(app, tokens.writeA, {
     type: 'x',
     template: 'p= typeof data.a + " " + typeof meta.a',
     meta: JSON.parse(nested(64)),
   })
+  // Busy for data.holdMs of wall time, however fast the engine runs loops.
   const busy = await createTemplate(app, tokens.writeB, {
     type: 'x',
-    template: '- for (var i = 0; i < 2e8; i++) {}\np done',
+    template: '- var until = Date.now() + data.holdMs\n- while (Date.now() < until) {}\np done',
   })
   t.equal((await renderRaw(app, tokens.readA, id, `{"data":${nested(64)}}`)).body, '<p>object object</p>', '64 levels')
 
@@ -232,22 +235,20 @@ t.test('data nested deeper than 64 levels is refused, and other renders go on', 
   t.equal((await renderRaw(app, tokens.readA, '000000000000000000000000', `{"data":${nested(65)}}`)).statusCode, 400)
 
   // About 18 KB that used to end the render process, failing every render in flight with it.
-  t.equal((await render(app, tokens.writeB, busy)).body, '<p>done</p>', 'compiled and the render process is up')
-  const inFlight = render(app, tokens.writeB, busy)
-  const deep = await renderRaw(app, tokens.readA, id, `{"data":${nested(3000)}}`)
+  const hold = (holdMs: number) => renderWith(app, tokens.writeB, busy, { data: { holdMs } })
+  t.equal((await hold(0)).body, '<p>done</p>', 'compiled and the render process is up')
+  const { held: other, result: deep } = await whileRendering(hold, () =>
+    renderRaw(app, tokens.readA, id, `{"data":${nested(3000)}}`),
+  )
   t.equal(deep.statusCode, 400)
   t.match(deep.json(), {
     code: 'FST_ERR_VALIDATION',
     message: 'body.data is nested too deeply: 3000 levels, at most 64',
   })
-  const other = await inFlight
   t.equal(other.statusCode, 200, "another facility's render in flight is not interrupted")
   t.equal(other.body, '<p>done</p>')
   t.equal((await renderRaw(app, tokens.readA, id, '{"data":{"a":{}}}')).body, '<p>object object</p>')
 })
-
-/** About 180 KB that pug's attribute lexer takes seconds over (and then refuses). */
-const slowLayout = (n: number) => `p(${'a=1 '.repeat(45_000)}) slow ${n}`
 
 t.test('a layout whose compile timed out answers 422 at once; it does not hold up other facilities', async (t) => {
   // Compiling may take 5 x 100 ms, at least 2 s.
