@@ -2,6 +2,12 @@ import t from 'tap'
 import { RENDER_ENGINES, type RenderEngine } from '../../render/sandbox.js'
 import { job, rejection, testRenderer, UNREACHED_TIMEOUT_MS, whileRendering } from './helpers.js'
 
+/**
+ * One renderer for the tests that neither count its compiles nor set limits of their own: starting
+ * one (its compile and render workers) takes most of a second, more than most of these tests.
+ */
+const shared = testRenderer(t)
+
 const record = {
   name: 'Ward 3 <East>',
   beds: [
@@ -31,7 +37,7 @@ t.test('both engines are offered', async (t) => {
 
 for (const engine of RENDER_ENGINES) {
   t.test(`${engine}: renders record fields and caller data`, async (t) => {
-    const renderer = testRenderer(t)
+    const renderer = shared
     const html = await renderer.render(job(engine, layouts[engine], { ...record, printedBy: 'Nurse Joy' }))
     t.match(html, '<h1>Ward 3 &lt;East&gt;</h1>')
     t.match(html, 'Printed by Nurse Joy')
@@ -41,7 +47,7 @@ for (const engine of RENDER_ENGINES) {
 }
 
 t.test('escaped output escapes markup, raw output does not', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const data = { x: '<script>alert("x")</script>' }
   const pug = await renderer.render(job('pug', 'p #{x}\np= x\ndiv!= x', data))
   t.equal(
@@ -56,7 +62,7 @@ t.test('escaped output escapes markup, raw output does not', async (t) => {
 })
 
 t.test('pug attributes, classes, styles and mixins behave like pug', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const source = [
     'mixin bed(code)',
     '  li.bed(class={ busy: code === "B-1" })&attributes(attributes)= code',
@@ -74,7 +80,7 @@ t.test('pug attributes, classes, styles and mixins behave like pug', async (t) =
 })
 
 t.test('data is a copy: the template cannot change the caller objects', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const data = { patient: { name: 'Ann' }, list: [1, 2] }
   const html = await renderer.render(
     job('ejs', '<% patient.name = "changed"; list.push(3); patient.__proto__.polluted = 1 %><%= patient.name %>', data),
@@ -85,7 +91,7 @@ t.test('data is a copy: the template cannot change the caller objects', async (t
 })
 
 t.test('dates and nested values arrive intact', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const html = await renderer.render(
     job('pug', 'p= when.toISOString()\np= nested.list.length\np= missing === undefined', {
       when: new Date(0),
@@ -96,7 +102,7 @@ t.test('dates and nested values arrive intact', async (t) => {
 })
 
 t.test('data that cannot be copied is a render error, not a crash', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   await rejection(t, renderer.render(job('pug', 'p x', { callback: () => 1 })), 'RENDER_FAILED')
 })
 
@@ -126,7 +132,7 @@ t.test('data nested deeper than the render process can read fails that render on
 })
 
 t.test('compile errors carry the template line', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const cases: Array<[RenderEngine, string, RegExp]> = [
     ['pug', 'p ok\np(title=)\np after', /^Pug:2:\d+/],
     ['pug', 'p ok\n- var x = ;\np after', /^Pug:2\n[\s\S]*> 2\| - var x = ;[\s\S]*SyntaxError: Unexpected token/],
@@ -146,7 +152,7 @@ t.test('compile errors carry the template line', async (t) => {
 })
 
 t.test('runtime errors are RENDER_FAILED with the template line', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const pug = await rejection(t, renderer.render(job('pug', 'p ok\np= ward.beds.length')), 'RENDER_FAILED')
   t.match(pug.message, /^Pug:2\n[\s\S]*cannot read property 'beds' of undefined/)
   const ejs = await rejection(t, renderer.render(job('ejs', 'ok\n<%= ward.beds %>')), 'RENDER_FAILED')
@@ -156,7 +162,7 @@ t.test('runtime errors are RENDER_FAILED with the template line', async (t) => {
 })
 
 t.test('include, extends and filters are refused at compile time', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   for (const source of [
     'include /etc/passwd',
     'include header.pug',
