@@ -23,8 +23,14 @@ function renderWith(app: TestApp, token: string, id: string, payload: object) {
   return app.inject({ method: 'POST', url: `/form-templates/${id}/render`, headers: bearer(token), payload })
 }
 
+/**
+ * One app for the tests that set no limits and count nothing: each makes templates of its own, and
+ * the app's first render starts its render workers, which takes most of a second.
+ */
+const shared = await buildTestApp(t)
+
 t.test('pug by default, with every record field but the layout itself', async (t) => {
-  const { app, tokens } = await buildTestApp(t)
+  const { app, tokens } = shared
   const id = await createTemplate(app, tokens.writeA, {
     type: 'admission',
     subtype: 'adult',
@@ -47,7 +53,7 @@ t.test('pug by default, with every record field but the layout itself', async (t
 
 t.test('ejs chosen by config.engine or by the caller; caller data as `data`, escaped', async (t) => {
   // (also: the layout text itself is not among the data)
-  const { app, tokens } = await buildTestApp(t)
+  const { app, tokens } = shared
   const id = await createTemplate(app, tokens.writeA, {
     type: 'vitals',
     config: { engine: 'ejs' },
@@ -64,7 +70,7 @@ t.test('ejs chosen by config.engine or by the caller; caller data as `data`, esc
 })
 
 t.test('jade is pug by its former name, from the caller or from config.engine', async (t) => {
-  const { app, tokens } = await buildTestApp(t)
+  const { app, tokens } = shared
   const configured = await createTemplate(app, tokens.writeA, {
     type: 'x',
     template: 'p= type',
@@ -83,7 +89,7 @@ t.test('jade is pug by its former name, from the caller or from config.engine', 
 })
 
 t.test('bad requests and templates without a layout', async (t) => {
-  const { app, tokens } = await buildTestApp(t)
+  const { app, tokens } = shared
   const bare = await createTemplate(app, tokens.writeA, { type: 'no-layout' })
   const none = await render(app, tokens.readA, bare)
   t.equal(none.statusCode, 422)
@@ -103,7 +109,7 @@ t.test('bad requests and templates without a layout', async (t) => {
 })
 
 t.test('facility isolation: another facility cannot print', async (t) => {
-  const { app, tokens } = await buildTestApp(t)
+  const { app, tokens } = shared
   const id = await createTemplate(app, tokens.writeB, { type: 'x', template: 'p secret' })
   t.equal((await render(app, tokens.readA, id)).statusCode, 404)
   t.equal((await renderWith(app, tokens.writeA, id, {})).statusCode, 404)
@@ -111,7 +117,7 @@ t.test('facility isolation: another facility cannot print', async (t) => {
 })
 
 t.test('layouts cannot reach the host', async (t) => {
-  const { app, tokens } = await buildTestApp(t)
+  const { app, tokens } = shared
   const attempts = [
     'p= process.mainModule.require("child_process").execSync("id")',
     'p= this.constructor.constructor("return process")().pid',
