@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import t from 'tap'
 import { bearer } from '../helper.js'
+import { propertyRuns } from '../property-runs.js'
 import { listeningApp, openStream, type RawStream } from './helpers.js'
 
 type Step =
@@ -94,7 +95,7 @@ t.test('exactly once: the assembled stream equals the committed changes', async 
       stream.close()
       t.same(assembled, dropNoOps(expected), `round ${round}: ${steps.length} steps`)
     }),
-    { numRuns: 12 },
+    { numRuns: propertyRuns(12) },
   )
 })
 

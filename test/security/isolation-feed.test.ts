@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import t from 'tap'
 import { openStream, type RawStream } from '../feed/helpers.js'
 import { bearer } from '../helper.js'
+import { propertyRuns } from '../property-runs.js'
 import {
   buildMatrixApp,
   type Caller,
@@ -131,7 +132,7 @@ t.test('no stream carries an event its token could not read', async (t) => {
         }
       }
     }),
-    { numRuns: 4 },
+    { numRuns: propertyRuns(4) },
   )
 })
 
