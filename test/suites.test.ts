@@ -33,7 +33,9 @@ t.test('each test file left out of npm test runs in a script of its own, and onl
 })
 
 t.test('every property test is in the deep run', async (t) => {
-  const properties = files.filter((file) => /^import [^\n]* from 'fast-check'/m.test(readFileSync(join(PROJECT_ROOT, file), 'utf8')))
+  const properties = files.filter((file) =>
+    /^import [^\n]* from 'fast-check'/m.test(readFileSync(join(PROJECT_ROOT, file), 'utf8')),
+  )
   t.same(named('test:deep').sort(), properties)
   t.match(pkg.scripts['test:deep'], /^FUZZ_RUNS=\d+ /, 'at a depth of its own')
 })
