@@ -43,8 +43,14 @@ t.test('other ways to spin are stopped by the same limit', async (t) => {
   for (const spinner of spinners) await rejection(t, renderer.render(spinner), 'RENDER_TIMEOUT')
 })
 
+/**
+ * One renderer for the tests of the memory and output limits (32 MB, 2 MB), whose time limit is
+ * out of reach: starting one takes most of a second.
+ */
+const unhurried = testRenderer(t, { timeoutMs: UNREACHED_TIMEOUT_MS, memoryMb: 32, maxOutputBytes: 2_097_152 })
+
 t.test('a memory bomb hits the memory limit and the next render works', async (t) => {
-  const renderer = testRenderer(t, { timeoutMs: UNREACHED_TIMEOUT_MS, memoryMb: 32 })
+  const renderer = unhurried
   const bomb = '- var hoard = []\n- while (true) hoard.push(Math.random().toString(36).repeat(200))'
   const { ticks, ms } = await ticksDuring(rejection(t, renderer.render(job('pug', bomb)), 'RENDER_MEMORY_LIMIT'))
   t.ok(ticks >= ms / 40, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
@@ -57,7 +63,7 @@ t.test('a memory bomb hits the memory limit and the next render works', async (t
 })
 
 t.test('huge single allocations never reach the service process', async (t) => {
-  const renderer = testRenderer(t, { timeoutMs: UNREACHED_TIMEOUT_MS })
+  const renderer = unhurried
   await renderer.render(job('pug', 'p warm'))
   const before = process.memoryUsage().rss
   await rejection(t, renderer.render(job('pug', "p(title='x'.repeat(3e8)) big")), 'RENDER_MEMORY_LIMIT')
@@ -71,7 +77,7 @@ t.test('huge single allocations never reach the service process', async (t) => {
 t.test('output beyond the limit is refused', async (t) => {
   // Ten megabytes of escaped ejs output take the sandbox's interpreter about a second, many more on
   // a loaded machine: the time limit is out of reach, so that this test is about the output limit alone.
-  const renderer = testRenderer(t, { maxOutputBytes: 2_097_152, timeoutMs: UNREACHED_TIMEOUT_MS })
+  const renderer = unhurried
   const tenMegabytes = '<% for (var i = 0; i < 10240; i++) { %><%= chunk %><% } %>'
   const error = await rejection(
     t,
