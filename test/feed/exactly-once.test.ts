@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import t from 'tap'
 import { bearer } from '../helper.js'
-import { feedRuns, listeningApp, openStream, type RawStream } from './helpers.js'
+import { propertyRuns } from '../property-runs.js'
+import { listeningApp, openStream, type RawStream } from './helpers.js'
 
 type Write =
   | { kind: 'admit'; bed: number }
@@ -170,7 +171,7 @@ t.test('exactly once: slow, stalled and dropped readers assemble the committed c
         }
       }
     }),
-    { numRuns: feedRuns(4) },
+    { numRuns: propertyRuns(4) },
   )
   t.comment(`${waited} writes were committed while a catch-up waited for its reader`)
 })

@@ -162,15 +162,6 @@ export async function firstMessage(stream: RawStream): Promise<SseEvent> {
   return stream.events[0] as SseEvent
 }
 
-/**
- * How many runs a property test over real sockets makes: `base` at the fuzz tests' default depth
- * (FUZZ_RUNS=200), scaled with it, so a deeper fuzzing run deepens these too.
- */
-export function feedRuns(base: number): number {
-  const fuzz = Number(process.env.FUZZ_RUNS ?? 200)
-  return Math.max(1, Math.round((base * (Number.isFinite(fuzz) ? fuzz : 200)) / 200))
-}
-
 /** Polls a condition on the server's state (not on the stream's messages) until it holds. */
 export async function waitUntil(check: () => boolean, what: string, ms = 10_000): Promise<void> {
   const end = Date.now() + ms

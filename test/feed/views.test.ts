@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import t from 'tap'
 import type { FeedEvent } from '../../db/repositories/feed.js'
 import { FeedDelivery } from '../../feed/views.js'
+import { propertyRuns } from '../property-runs.js'
 
 // The hub offers an event only to its facility's streams and to those without a facility; the view
 // checks the facility again. The isolation tests go through both layers, so this one holds the
@@ -97,7 +98,7 @@ t.test('a shared frame is the frame each viewer would get alone, in any order', 
         return true
       },
     ),
-    { numRuns: Number(process.env.FUZZ_RUNS ?? 200) },
+    { numRuns: propertyRuns(200) },
   )
   t.pass('every viewer got its own view')
 })

@@ -9,6 +9,7 @@ import type { Config } from '../../config.js'
 import { createNotificationRepository } from '../../db/repositories/notifications.js'
 import { FEATHERS_NAME_BY_STATUS } from '../clients/feathers-names.js'
 import { bearer, buildTestApp, type TestApp, type TestTokens } from '../helper.js'
+import { FUZZ_RUNS } from '../property-runs.js'
 import { SEED as NOTIFICATION_SEED } from '../routes/notifications-fixtures.js'
 
 /**
@@ -16,7 +17,8 @@ import { SEED as NOTIFICATION_SEED } from '../routes/notifications-fixtures.js'
  * response must pass, and arbitraries of junk (values, bodies, ids, query strings, headers).
  */
 
-export const NUM_RUNS = Number(process.env.FUZZ_RUNS ?? 200)
+/** Runs of each fuzz property: FUZZ_RUNS (test/property-runs.ts). */
+export const NUM_RUNS = FUZZ_RUNS
 /** FUZZ_SEED replays a run reported by a failure (its `seed:`). */
 const SEED = process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}
 

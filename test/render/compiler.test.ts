@@ -1,9 +1,7 @@
 import t from 'tap'
 import { createCompiler } from '../../render/compiler.js'
 import { RenderError } from '../../render/errors.js'
-
-/** About 180 KB that pug's attribute lexer takes seconds over (and then refuses). */
-const slow = (n: number) => `p(${'a=1 '.repeat(45_000)}) slow ${n}`
+import { slowLayout as slow } from './helpers.js'
 
 t.test('waiting compiles take turns by owner; one owner keeps its own order', async (t) => {
   const compiler = createCompiler(300)

@@ -9,6 +9,12 @@ import type { RenderEngine } from '../../render/sandbox.js'
 import { job, rejection, testRenderer } from './helpers.js'
 
 /**
+ * One renderer for the tests that set no limits of their own: starting one (its compile and
+ * render workers) takes most of a second, more than most of these tests.
+ */
+const shared = testRenderer(t)
+
+/**
  * Every attempt tries to leave a trace on the host: write a marker file or call a local HTTP
  * server. Whatever the template gets back, the marker must not exist and the server must not
  * be called; where the attempt throws, it must be a RenderError.
@@ -75,7 +81,7 @@ t.test('escape attempts fail inside the sandbox and leave no trace on the host',
   t.teardown(() => server.close())
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
 
-  const renderer = testRenderer(t)
+  const renderer = shared
   let rendered = 0
   for (const [engine, label, source] of attempts(url)) {
     const attempt = renderer.render(job(engine, source, { patient: { name: 'Ann' } }))
@@ -127,7 +133,7 @@ t.test('escape attempts that catch their own failure render, and show they got n
     ['promise job', `Promise.resolve().then(${reach}) && 'no job ran'`],
     ['dynamic import', `import('child_process').then(function (cp) { cp.execSync('touch ${marker}') })`],
   ]
-  const renderer = testRenderer(t)
+  const renderer = shared
   let rendered = 0
   for (const [label, expression] of expressions) {
     const pug = `- var out\n- try { out = String(${expression}) } catch (e) { out = 'blocked' }\np= out`
@@ -163,7 +169,7 @@ t.test('escape attempts that catch their own failure render, and show they got n
 })
 
 t.test('host and dangerous globals do not exist inside templates', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const names = [
     'process',
     'require',
@@ -207,7 +213,7 @@ t.test('a thrown object with a hostile message getter cannot hang the host', asy
 })
 
 t.test('templates cannot break out of the function they are compiled into', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const attempts: Array<[RenderEngine, string]> = [
     ['pug', '- } }).call(this); return "escaped"; (function () { {'],
     ['pug', '- }}}}}})(); return "escaped"; function x() {{{{{{'],
@@ -219,7 +225,7 @@ t.test('templates cannot break out of the function they are compiled into', asyn
 })
 
 t.test('one render cannot leave state for the next', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const polluter = '<% Object.prototype.injected = "<b>x</b>"; globalThis.leftover = 1; String.prototype.trim = null %>'
   await renderer.render(job('ejs', polluter))
   const html = await renderer.render(

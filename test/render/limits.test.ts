@@ -1,5 +1,5 @@
 import t from 'tap'
-import { job, rejection, testRenderer } from './helpers.js'
+import { job, rejection, slowLayout, testRenderer, UNREACHED_TIMEOUT_MS } from './helpers.js'
 
 /** Counts timer ticks while `work` runs: a blocked event loop would count (almost) none. */
 async function ticksDuring<T>(work: Promise<T>): Promise<{ ticks: number; ms: number }> {
@@ -43,8 +43,14 @@ t.test('other ways to spin are stopped by the same limit', async (t) => {
   for (const spinner of spinners) await rejection(t, renderer.render(spinner), 'RENDER_TIMEOUT')
 })
 
+/**
+ * One renderer for the tests of the memory and output limits (32 MB, 2 MB), whose time limit is
+ * out of reach: starting one takes most of a second.
+ */
+const unhurried = testRenderer(t, { timeoutMs: UNREACHED_TIMEOUT_MS, memoryMb: 32, maxOutputBytes: 2_097_152 })
+
 t.test('a memory bomb hits the memory limit and the next render works', async (t) => {
-  const renderer = testRenderer(t, { timeoutMs: 10_000, memoryMb: 32 })
+  const renderer = unhurried
   const bomb = '- var hoard = []\n- while (true) hoard.push(Math.random().toString(36).repeat(200))'
   const { ticks, ms } = await ticksDuring(rejection(t, renderer.render(job('pug', bomb)), 'RENDER_MEMORY_LIMIT'))
   t.ok(ticks >= ms / 40, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
@@ -57,7 +63,7 @@ t.test('a memory bomb hits the memory limit and the next render works', async (t
 })
 
 t.test('huge single allocations never reach the service process', async (t) => {
-  const renderer = testRenderer(t, { timeoutMs: 5000 })
+  const renderer = unhurried
   await renderer.render(job('pug', 'p warm'))
   const before = process.memoryUsage().rss
   await rejection(t, renderer.render(job('pug', "p(title='x'.repeat(3e8)) big")), 'RENDER_MEMORY_LIMIT')
@@ -69,9 +75,9 @@ t.test('huge single allocations never reach the service process', async (t) => {
 })
 
 t.test('output beyond the limit is refused', async (t) => {
-  // Ten megabytes of escaped ejs output take the sandbox's interpreter about a second, more on a
-  // loaded machine: the time limit is raised so that this test is about the output limit alone.
-  const renderer = testRenderer(t, { maxOutputBytes: 2_097_152, timeoutMs: 10_000 })
+  // Ten megabytes of escaped ejs output take the sandbox's interpreter about a second, many more on
+  // a loaded machine: the time limit is out of reach, so that this test is about the output limit alone.
+  const renderer = unhurried
   const tenMegabytes = '<% for (var i = 0; i < 10240; i++) { %><%= chunk %><% } %>'
   const error = await rejection(
     t,
@@ -112,11 +118,6 @@ t.test('renders beyond maxConcurrent wait for a free isolate', async (t) => {
   await Promise.all([loop, next])
   t.same(order, ['loop', 'next'])
 })
-
-/** About 180 KB that pug's attribute lexer takes seconds over (and then refuses). */
-function slowLayout(n: number): string {
-  return `p(${'a=1 '.repeat(45_000)}) slow ${n}`
-}
 
 t.test('a compile that timed out is remembered for that template version', async (t) => {
   const renderer = testRenderer(t, {}, { compileTimeoutMs: 300 })

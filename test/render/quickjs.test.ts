@@ -1,6 +1,12 @@
 import t from 'tap'
 import { MAX_DATA_DEPTH } from '../../render/render-data.js'
-import { job, rejection, testRenderer } from './helpers.js'
+import { job, rejection, testRenderer, UNREACHED_TIMEOUT_MS } from './helpers.js'
+
+/**
+ * One renderer for the tests that neither count its compiles nor set limits of their own: starting
+ * one (its compile and render workers) takes most of a second, more than most of these tests.
+ */
+const shared = testRenderer(t)
 
 // What the WebAssembly sandbox (plugins/render/quickjs.ts) promises beyond the engine-neutral
 // tests in sandbox.test.ts, limits.test.ts and escape.test.ts.
@@ -18,7 +24,7 @@ const ECMASCRIPT_GLOBALS = new Set(
 )
 
 t.test('the layout sees only the language: no host object among its globals', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const names = await renderer.render(job('ejs', '<%- Object.getOwnPropertyNames(globalThis).join(" ") %>'))
   const foreign = names.split(' ').filter((name) => !ECMASCRIPT_GLOBALS.has(name))
   t.same(foreign, [], `globals: ${names}`)
@@ -26,7 +32,7 @@ t.test('the layout sees only the language: no host object among its globals', as
 })
 
 t.test('every character crosses the sandbox boundary intact, both ways', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   // NUL ends a C string and a lone surrogate has no UTF-8 form: both once cut or changed output.
   const s = 'a\u0000b\ud800c€😀'
   t.equal(await renderer.render(job('ejs', '<%- s %>', { s })), s, 'data to output')
@@ -36,7 +42,7 @@ t.test('every character crosses the sandbox boundary intact, both ways', async (
 })
 
 t.test('data the sandbox could not hold as sent is refused, not changed', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   for (const [label, data] of [
     ['NaN', { n: Number.NaN }],
     ['Infinity', { n: Number.POSITIVE_INFINITY }],
@@ -57,7 +63,7 @@ t.test('data the sandbox could not hold as sent is refused, not changed', async 
 })
 
 t.test('dates anywhere in the data arrive as dates; a __proto__ key stays an ordinary key', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const data = { visits: [{ at: new Date(86_400_000) }], meta: JSON.parse('{"__proto__":{"polluted":1},"a":1}') }
   const html = await renderer.render(
     job('ejs', '<%= visits[0].at.getTime() %> <%= typeof meta.polluted %> <%= Object.keys(meta).join() %>', data),
@@ -66,7 +72,7 @@ t.test('dates anywhere in the data arrive as dates; a __proto__ key stays an ord
 })
 
 t.test('deep recursion fails that render with the reason, and the next render works', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const error = await rejection(
     t,
     renderer.render(job('pug', '- function f(n) { return f(n + 1) + 1 }\np= f(0)')),
@@ -77,7 +83,7 @@ t.test('deep recursion fails that render with the reason, and the next render wo
 })
 
 t.test('the memory limit holds for many small allocations, not only for one large one', async (t) => {
-  const renderer = testRenderer(t, { timeoutMs: 20_000, memoryMb: 32 })
+  const renderer = testRenderer(t, { timeoutMs: UNREACHED_TIMEOUT_MS, memoryMb: 32 })
   await renderer.render(job('pug', 'p warm'))
   const before = process.memoryUsage().rss
   let peak = before
@@ -97,7 +103,7 @@ t.test('the memory limit holds for many small allocations, not only for one larg
 })
 
 t.test('data nests up to MAX_DATA_DEPTH levels; deeper is refused before it reaches the sandbox', async (t) => {
-  const renderer = testRenderer(t)
+  const renderer = shared
   const nested = (levels: number) => {
     let value: Record<string, unknown> = { leaf: true }
     for (let i = 1; i < levels; i++) value = { a: value }

@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import t from 'tap'
 import { jsonRecord } from '../../db/query/list.js'
 import { bearer, buildTestApp } from '../helper.js'
+import { propertyRuns } from '../property-runs.js'
 
 /**
  * GET by id and lists send JSON that SQLite writes (db/list.ts, jsonRecordSql); create and patch
@@ -87,7 +88,7 @@ t.test('records written by SQLite equal the records serialized by Fastify', asyn
       )
       assert.deepEqual(picked.json().wardOccupants, [want], `$select ${selected.join(',')}`)
     }),
-    { numRuns: 60 },
+    { numRuns: propertyRuns(60) },
   )
 })
 

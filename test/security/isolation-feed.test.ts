@@ -1,8 +1,9 @@
 import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import t from 'tap'
-import { feedRuns, openStream, type RawStream } from '../feed/helpers.js'
+import { openStream, type RawStream } from '../feed/helpers.js'
 import { bearer } from '../helper.js'
+import { propertyRuns } from '../property-runs.js'
 import { changes, createWorld, type Told } from './isolation-feed-world.js'
 import { buildMatrixApp, type Caller } from './isolation-helper.js'
 
@@ -64,7 +65,7 @@ t.test('every event, catch-up and audit entry is what GET showed that caller at 
         await app.close()
       },
     ),
-    { numRuns: feedRuns(4) },
+    { numRuns: propertyRuns(4) },
   )
 })
 
