@@ -1,6 +1,7 @@
-import { isIP } from 'node:net'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { parseReplicaUrl, shownReplicaUrl } from './lib/replica-url.js'
+import { readTrustProxy } from './lib/trust-proxy.js'
 
 /**
  * The whole configuration, read from the environment. The Static type of this schema is the
@@ -166,70 +167,6 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
-/** Where REPLICA_URL points; `path` is a directory named without a scheme. */
-export type ReplicaKind = 'path' | 'file' | 'sftp' | 's3'
-
-export interface ReplicaTarget {
-  kind: ReplicaKind
-  /** The URL or path as given (Litestream reads it). */
-  url: string
-  /** For logs and messages: the password replaced by `***`. */
-  shown: string
-  /** The password as written in the URL and as decoded, to scrub from Litestream's output. */
-  secrets: string[]
-}
-
-const REPLICA_FORMS = 'a directory path, or a file:///..., sftp://host/path or s3://bucket/path URL'
-
-/**
- * Reads REPLICA_URL. Litestream takes more schemes (gs://, abs://, webdav), but only these three
- * are tested here (test/drill/). Throws an Error whose message never holds the password.
- */
-export function parseReplicaUrl(text: string): ReplicaTarget {
-  if (!text.includes('://')) return { kind: 'path', url: text, shown: text, secrets: [] }
-  let url: URL
-  try {
-    url = new URL(text)
-  } catch {
-    throw new Error(`is not a valid URL; expected ${REPLICA_FORMS}`)
-  }
-  const password = url.password
-  if (password !== '') url.password = '***'
-  const shown = url.toString()
-  const secrets = password === '' ? [] : [password, safeDecode(password)]
-  const kind = url.protocol.slice(0, -1)
-  const where = url.pathname.replace(/^\/+/, '')
-  if (kind === 'file') {
-    if (url.host !== '' || where === '') throw new Error('file:// takes an absolute path: file:///srv/replica')
-  } else if (kind === 'sftp') {
-    if (url.hostname === '' || where === '') throw new Error('sftp:// needs a host and a path: sftp://user@host/path')
-  } else if (kind === 's3') {
-    if (url.hostname === '' || where === '') throw new Error('s3:// needs a bucket and a path: s3://bucket/path')
-    if (url.username !== '')
-      throw new Error(
-        'credentials do not go in an s3:// URL: set LITESTREAM_ACCESS_KEY_ID and LITESTREAM_SECRET_ACCESS_KEY',
-      )
-  } else throw new Error(`${url.protocol}// is not supported; expected ${REPLICA_FORMS}`)
-  return { kind: kind as ReplicaKind, url: text, shown, secrets }
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text)
-  } catch {
-    return text
-  }
-}
-
-/** REPLICA_URL as it may be shown: its password hidden, whatever else is wrong with it. */
-function shownReplicaUrl(text: string): string {
-  try {
-    return parseReplicaUrl(text).shown
-  } catch {
-    return text.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@')
-  }
-}
-
 /** The checks that involve more than one setting, or more than a type. */
 function replicationProblems(config: Config): [string, string][] {
   const problems: [string, string][] = []
@@ -250,48 +187,6 @@ function replicationProblems(config: Config): [string, string][] {
 function explain(key: string, message: string): string {
   const choices = (ConfigSchema.properties as Record<string, { anyOf?: { const?: unknown }[] }>)[key]?.anyOf
   return choices ? `must be one of ${choices.map((c) => String(c.const)).join(', ')}` : message
-}
-
-const TRUST_PROXY_FORMS =
-  "false, or the proxies' addresses and CIDR ranges, comma-separated: 127.0.0.1 for nginx on the same host, " +
-  '10.0.0.0/8, ::1 (also loopback, linklocal, uniquelocal)'
-const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
-
-function isProxyAddress(entry: string): boolean {
-  if (PROXY_NAMES.has(entry)) return true
-  const [address = '', prefix, ...rest] = entry.split('/')
-  const family = isIP(address)
-  if (family === 0 || rest.length > 0) return false
-  if (prefix === undefined) return true
-  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
-}
-
-/**
- * TRUST_PROXY as Fastify's trustProxy takes it, or why it is refused. The proxies are named by
- * address: the client's address is then the one the nearest untrusted hop gave, so what a client
- * writes into X-Forwarded-For itself is never believed. `true` trusted every hop (behind a proxy
- * that appends to the header, each client chose its own address, and with it its throttle key); a
- * hop count cannot tell the proxy from a client that connects directly and sends the header itself,
- * and Fastify 5 trusts no hop for one. Both are refused with a message naming the accepted form.
- */
-export function readTrustProxy(raw: string | undefined): { value: Config['TRUST_PROXY'] } | { problem: string } {
-  const text = (raw ?? '').trim()
-  if (text === '' || text.toLowerCase() === 'false') return { value: false }
-  if (text.toLowerCase() === 'true') {
-    return {
-      problem: `true is no longer accepted: it trusted every hop of X-Forwarded-For, so each client could choose its own address; name the proxies instead: ${TRUST_PROXY_FORMS}`,
-    }
-  }
-  if (/^\d+$/.test(text)) {
-    return {
-      problem: `a hop count cannot tell the proxy from a client that connects directly and sends the header itself; name the proxies instead: ${TRUST_PROXY_FORMS}`,
-    }
-  }
-  const entries = text.split(',').map((entry) => entry.trim())
-  const bad = entries.find((entry) => !isProxyAddress(entry))
-  if (bad !== undefined)
-    return { problem: `${JSON.stringify(bad)} is not an address or CIDR range; expected ${TRUST_PROXY_FORMS}` }
-  return { value: entries.join(',') }
 }
 
 /** Only the variables the schema names are read; everything else in the environment is ignored. */

@@ -16,7 +16,7 @@ import {
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { parseReplicaUrl, type ReplicaTarget } from '../config.js'
+import { parseReplicaUrl, type ReplicaTarget } from '../lib/replica-url.js'
 import { verifyBackup } from './backups.js'
 import { databaseFiles, openersOf } from './open-files.js'
 import {

@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { parseReplicaUrl } from '../config.js'
 import {
   checkLitestreamConfig,
   litestreamBinary,
@@ -14,6 +13,7 @@ import {
   type Supervisor,
   superviseLitestream,
 } from '../db/replication/supervisor.js'
+import { parseReplicaUrl } from '../lib/replica-url.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -3,7 +3,8 @@ import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ConfigError, type ReplicaTarget } from '../../config.js'
+import { ConfigError } from '../../config.js'
+import type { ReplicaTarget } from '../../lib/replica-url.js'
 import { errorOfOutput } from './log-lines.js'
 
 /**
