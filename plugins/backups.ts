@@ -42,6 +42,7 @@ export default fp<BackupOptions>(
       fastify.decorate('backups', { status: () => null, runNow: async () => undefined })
       return
     }
+    const directory: string = dir
     let last: BackupFile | null = null
     let failing: BackupStatus['failing'] = null
     let running: Promise<void> | null = null
@@ -53,8 +54,8 @@ export default fp<BackupOptions>(
 
     async function backUp(): Promise<void> {
       try {
-        last = await takeBackup(fastify.db, dir as string)
-        const removed = pruneBackups(dir as string, opts.keep)
+        last = await takeBackup(fastify.db, directory)
+        const removed = pruneBackups(directory, opts.keep)
         if (failing !== null) fastify.log.info({ file: last.file }, 'scheduled backups work again')
         failing = null
         fastify.log.info({ file: last.file, removed: removed.length }, 'scheduled backup taken')

@@ -6,6 +6,7 @@ import { DIRECTIONS, type Direction, type Notification } from '../../schemas/not
 
 export type { NewNotification }
 
+import { DEFAULT_BUSY_TIMEOUT_MS } from '../connection.js'
 import { createLister, type JsonPage, type Page, pick } from '../query/list.js'
 import { type ListQuery, parseListQuery } from '../query/query.js'
 import { createReadMemo } from '../read-memo.js'
@@ -106,7 +107,8 @@ export function createNotificationRepository(db: Database, options: Notification
   // Without a server (the CLI, a script), a feed log and a write queue of this connection's own:
   // the server's feed finds what they append by polling. The server passes its shared ones.
   const feed = options.feed ?? createFeedLog(db)
-  const writes = options.writes ?? createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 5000 })
+  const writes =
+    options.writes ?? createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS })
 
   /** The live feed's event for a new notification or a new mark, in the same transaction. */
   function appendToFeed(row: Row, reader?: Mark): void {
