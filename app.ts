@@ -111,6 +111,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     path: opts.config.DATABASE_PATH,
     bedPolicy: opts.config.BED_POLICY,
     busyTimeoutMs: opts.config.DATABASE_BUSY_TIMEOUT_MS,
+    durableSync: opts.config.DURABLE_SYNC,
     pageCacheBytes: opts.config.NOTIFICATION_PAGE_CACHE_BYTES,
   })
   await fastify.register(retentionPlugin)

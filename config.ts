@@ -16,6 +16,11 @@ export const ConfigSchema = Type.Object({
     { default: 'info' },
   ),
   BED_POLICY: Type.Union([Type.Literal('exclusive'), Type.Literal('shared')], { default: 'exclusive' }),
+  DURABLE_SYNC: Type.Union([Type.Literal('background'), Type.Literal('commit')], {
+    default: 'background',
+    description:
+      'where a commit waits for the disk: background (the fsync of the WAL runs in a worker thread while other requests go on; every answer waits for it) or commit (inside COMMIT, stalling the server meanwhile)',
+  }),
   DATABASE_BUSY_TIMEOUT_MS: Type.Integer({
     minimum: 0,
     maximum: 600_000,

@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3'
 import { type StorageState, storageError, storageFaultOf } from './storage-faults.js'
+import type { WalSync } from './wal-sync.js'
 
 /**
  * Group commit. A durable commit waits for the disk (fsync, about a millisecond here), and
@@ -34,6 +35,15 @@ export interface WriteQueue {
   readonly busyTimeoutMs: number
   /** Since when writes wait for another process's lock (null: they do not). */
   readonly waitingSince: number | null
+  /**
+   * With `walSync`: undefined when every commit so far is on disk, else a promise settled once
+   * they are (rejected if the disk refused). Whatever the connection reads may come from a commit
+   * that is not on disk yet, so every answer waits for this before it leaves (plugins/db.ts), and
+   * the live feed before it reads the log (feed/hub.ts). Without `walSync`, always undefined.
+   */
+  whenDurable(): Promise<void> | undefined
+  /** Waits until no sync is running (before the connection closes). */
+  settled(): Promise<void>
   /** Called after each commit that stored something (tests use it to crash at that point). */
   onCommit(listener: () => void): () => void
   /** Called when writes start waiting for another process's lock, get it, or are all refused. */
@@ -63,6 +73,17 @@ export interface WriteQueueOptions {
   storage: StorageState
   /** How long a write may wait for another process's lock before it is refused. */
   busyTimeoutMs: number
+  /**
+   * Makes commits durable off the event loop, for a connection in WAL mode with
+   * `synchronous=NORMAL` (db/wal-sync.ts). Absent: COMMIT itself waits for the disk (FULL).
+   */
+  walSync?: WalSync
+}
+
+interface DurableWaiter {
+  upTo: number
+  resolve: () => void
+  reject: (error: unknown) => void
 }
 
 const FIRST_RETRY_MS = 2
@@ -80,7 +101,12 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
   let nextFollowUp: FollowUp | undefined
   const commitListeners = new Set<() => void>()
   const busyListeners = new Set<(event: BusyEvent) => void>()
-  const { storage } = opts
+  const { storage, walSync } = opts
+  // Commits that stored something, and how many of them are known to be on disk (walSync only).
+  let committed = 0
+  let durable = 0
+  let syncing: Promise<void> | null = null
+  const durableWaiters: DurableWaiter[] = []
   const begin = db.prepare('BEGIN IMMEDIATE')
   const commit = db.prepare('COMMIT')
   const rollback = db.prepare('ROLLBACK')
@@ -117,6 +143,55 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       todo = todo.filter((i) => outcomes[i]?.ok !== false)
       for (const i of todo) outcomes[i] = undefined
     }
+  }
+
+  /** One sync at a time; each covers every commit made before it started. */
+  function requestSync(): void {
+    if (!walSync || syncing !== null || durable === committed) return
+    const upTo = committed
+    syncing = walSync.sync().then(
+      () => synced(upTo, null),
+      (error: unknown) => synced(upTo, error),
+    )
+  }
+
+  function synced(upTo: number, error: unknown): void {
+    syncing = null
+    durable = upTo
+    // The disk refused: those commits may be lost, so nothing that waited for them is answered
+    // as if they were stored. Reported like any storage fault (503, /health).
+    // Named as SQLite names its own failed fsync inside COMMIT, the error that was is its cause.
+    if (error !== null)
+      storage.report(
+        Object.assign(new Error(`the WAL could not be synced: ${error}`), { code: 'SQLITE_IOERR_FSYNC', cause: error }),
+      )
+    else storage.recovered()
+    for (let i = durableWaiters.length - 1; i >= 0; i--) {
+      const waiter = durableWaiters[i] as DurableWaiter
+      if (waiter.upTo > upTo) continue
+      durableWaiters.splice(i, 1)
+      if (error === null) waiter.resolve()
+      else waiter.reject(storageError('io'))
+    }
+    requestSync()
+  }
+
+  function durableThrough(upTo: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      durableWaiters.push({ upTo, resolve, reject })
+      requestSync()
+    })
+  }
+
+  function settle(jobs: Job[], outcomes: Outcome[]): void {
+    jobs.forEach((job, i) => {
+      const outcome = outcomes[i] as Outcome
+      if (outcome.ok) job.resolve(outcome.value)
+      else {
+        storage.report(outcome.error)
+        job.reject(outcome.error)
+      }
+    })
   }
 
   function schedule(delayMs: number) {
@@ -193,18 +268,24 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
     }
     endWait('acquired', Date.now())
     if (totalChanges.get() !== changesBefore) {
-      storage.recovered()
+      committed += 1
+      // Without walSync, COMMIT returned only once the disk had it: the storage works again.
+      if (!walSync) {
+        durable = committed
+        storage.recovered()
+      }
       for (const listener of commitListeners) listener()
     }
-    jobs.forEach((job, i) => {
-      const outcome = outcomes[i] as Outcome
-      if (outcome.ok) job.resolve(outcome.value)
-      else {
-        storage.report(outcome.error)
-        job.reject(outcome.error)
-      }
-    })
     if (pending.length > 0) schedule(0)
+    // A write's answer may show what earlier batches committed (a patch that changed nothing
+    // answers the record as stored), so it waits for every commit so far, not only its own.
+    if (durable === committed) return settle(jobs, outcomes)
+    durableThrough(committed).then(
+      () => settle(jobs, outcomes),
+      (error: unknown) => {
+        for (const job of jobs) job.reject(error)
+      },
+    )
   }
 
   const queue: WriteQueue = {
@@ -228,6 +309,12 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       } finally {
         nextFollowUp = undefined
       }
+    },
+    whenDurable() {
+      return durable === committed ? undefined : durableThrough(committed)
+    },
+    async settled() {
+      while (syncing !== null) await syncing
     },
     onCommit(listener) {
       commitListeners.add(listener)

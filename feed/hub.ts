@@ -36,6 +36,12 @@ export class FeedHub {
     private readonly limits: HubLimits,
     /** A read of the log that failed on a timer (an I/O error): told, never thrown into the event loop. */
     private readonly onReadError: (error: unknown) => void = () => {},
+    /**
+     * Undefined when every commit of the server's connection is on disk, else when they will be
+     * (the write queue's whenDurable): the hub reads the log only then, so no stream is told of a
+     * change a power cut could still take back.
+     */
+    private readonly whenDurable: () => Promise<void> | undefined = () => undefined,
   ) {
     this.cursor = log.head()
   }
@@ -72,6 +78,15 @@ export class FeedHub {
 
   pump(): void {
     if (this.stopped) return
+    const durable = this.whenDurable()
+    if (durable !== undefined) {
+      // Read once it is (or once the failed sync is reported: the write queue answered for it).
+      durable.then(
+        () => this.wake(),
+        () => this.wake(),
+      )
+      return
+    }
     // Events pruned before they were read (only if retention were shorter than a pump): the live
     // streams cannot have them any more, so they are told to reload.
     const pruned = this.log.prunedThrough()

@@ -56,6 +56,7 @@ export default fp<FeedOptions>(
       function readFailed(error) {
         if (fastify.storage.report(error) === null) fastify.log.error({ err: error }, 'the live feed could not read')
       },
+      () => fastify.writes.whenDurable(),
     )
     const tickets = new StreamTickets()
 

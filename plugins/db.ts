@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import type { Database } from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -14,6 +15,7 @@ import { createTokenRepository, type TokenRepository } from '../db/repositories/
 import { createWardOccupantRepository } from '../db/repositories/ward-occupants.js'
 import { FAULT_MESSAGES, StorageState } from '../db/storage-faults.js'
 import { withTokenCache } from '../db/token-cache.js'
+import { createWalSync, type WalSync } from '../db/wal-sync.js'
 import { createWriteQueue, type WriteQueue } from '../db/write-queue.js'
 
 declare module 'fastify' {
@@ -37,6 +39,20 @@ export interface DbPluginOptions {
   busyTimeoutMs: number
   /** Memory for notification pages asked again before anything changed (0: none). */
   pageCacheBytes: number
+  /** Where a commit waits for the disk (DURABLE_SYNC): a worker thread, or COMMIT itself. */
+  durableSync?: 'background' | 'commit'
+}
+
+/**
+ * The fsync of each commit moved off the event loop (db/wal-sync.ts), for a database in a file of
+ * its own in WAL mode; otherwise (in memory, a URI) COMMIT keeps waiting for the disk itself.
+ */
+function backgroundSync(db: Database): WalSync | undefined {
+  const file = db.name
+  if (db.memory || file === '' || file.startsWith('file:')) return undefined
+  if (db.pragma('journal_mode', { simple: true }) !== 'wal') return undefined
+  db.pragma('synchronous = NORMAL')
+  return createWalSync(`${resolve(file)}-wal`)
 }
 
 export type Repositories = ReturnType<typeof createRepositories>
@@ -119,7 +135,8 @@ export default fp<DbPluginOptions>(
     }
     db.pragma('busy_timeout = 0')
     const storage = new StorageState()
-    const queue = createWriteQueue(db, { storage, busyTimeoutMs: opts.busyTimeoutMs })
+    const walSync = (opts.durableSync ?? 'background') === 'background' ? backgroundSync(db) : undefined
+    const queue = createWriteQueue(db, { storage, busyTimeoutMs: opts.busyTimeoutMs, walSync })
     const file = opts.path
     // Once per episode: when writes start failing, and when they work again (not once per request).
     storage.onChange(function logStorage({ condition, error }) {
@@ -138,8 +155,17 @@ export default fp<DbPluginOptions>(
     fastify.decorate('repos', repos)
     fastify.decorate('tokens', repos.tokens)
     fastify.decorate('audit', repos.audit)
-    fastify.addHook('onClose', function closeDatabase() {
+    // Whatever the connection read may come from a commit whose sync is still running: no answer
+    // leaves before it is on disk (only answers sent between a commit and its sync ever wait).
+    fastify.addHook('onSend', function answerWhenDurable(_request, _reply, payload, done) {
+      const durable = queue.whenDurable()
+      if (durable === undefined) return done(null, payload)
+      durable.then(() => done(null, payload), done)
+    })
+    fastify.addHook('onClose', async function closeDatabase() {
+      await queue.settled()
       db.close()
+      walSync?.close()
     })
   },
   { name: 'db', fastify: '5.x', dependencies: ['events'] },

@@ -8,6 +8,7 @@ t.test('defaults follow the contract', async (t) => {
     DATABASE_PATH: './data/facility.db',
     LOG_LEVEL: 'info',
     BED_POLICY: 'exclusive',
+    DURABLE_SYNC: 'background',
   })
 })
 
@@ -69,6 +70,8 @@ t.test('bad values stop the start with a message naming each variable', async (t
   }
   t.throws(() => loadConfig({ PORT: '70000' }), /PORT/)
   t.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), /LOG_LEVEL/)
+  t.throws(() => loadConfig({ DURABLE_SYNC: 'never' }), /DURABLE_SYNC="never"/)
+  t.equal(loadConfig({ DURABLE_SYNC: 'commit' }).DURABLE_SYNC, 'commit')
 })
 
 t.test('render limits have maximums, so no timer derived from them can overflow', async (t) => {

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3'
 import type { Principal } from '../../domain/principal.js'
-import { type FeedResource, facilityOf } from './feed.js'
+import { type FeedResource, facilityOf, recordTexts } from './feed.js'
 
 export type AuditOperation = 'create' | 'patch' | 'delete'
 
@@ -83,9 +83,9 @@ export function createAuditLog(db: Database) {
        AND seq > :afterSeq
      ORDER BY seq LIMIT :limit`,
   )
-  function append(actor: Principal, change: AuditChange, at = Date.now()): void {
-    const before = change.before === null ? null : JSON.stringify(change.before)
-    const after = change.after === null ? null : JSON.stringify(change.after)
+  /** `texts`: the change's records as JSON, when the caller has already written them. */
+  function append(actor: Principal, change: AuditChange, at = Date.now(), texts = recordTexts(change)): void {
+    const { before, after } = texts
     insert.run(
       at,
       actor.account,

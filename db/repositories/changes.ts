@@ -1,6 +1,6 @@
 import type { Principal } from '../../domain/principal.js'
 import type { AuditChange, AuditLog } from './audit.js'
-import { changeEvents, type FeedLog } from './feed.js'
+import { changeEvents, type FeedLog, recordTexts } from './feed.js'
 
 export interface ChangeLogs {
   audit: AuditLog
@@ -14,6 +14,8 @@ export interface ChangeLogs {
  * record to another facility is one entry and one event per side (changeEvents), for any record.
  */
 export function logChange(logs: ChangeLogs, actor: Principal, change: AuditChange, at: number): void {
-  logs.audit.append(actor, change, at)
-  for (const event of changeEvents(change)) logs.feed.append(event, at)
+  // The record's JSON is written once and stored in both logs.
+  const texts = recordTexts(change)
+  logs.audit.append(actor, change, at, texts)
+  for (const event of changeEvents(change, texts)) logs.feed.append(event, at)
 }

@@ -68,6 +68,19 @@ export function facilityOf(record: object | null): string | null {
   return typeof facility === 'string' ? facility : null
 }
 
+/** A change's record before and after it, as JSON text (null where there is none). */
+export interface RecordTexts {
+  before: string | null
+  after: string | null
+}
+
+export function recordTexts(change: RecordChange): RecordTexts {
+  return {
+    before: change.before === null ? null : JSON.stringify(change.before),
+    after: change.after === null ? null : JSON.stringify(change.after),
+  }
+}
+
 /**
  * The feed events of an audited change to a record. A removal carries the record as it was.
  * A change that moves the record to another facility is told to each side as far as it could
@@ -75,13 +88,13 @@ export function facilityOf(record: object | null): string | null {
  * there, those bound to the new one see it created as it is now, and the tokens without a
  * facility, who read both, see it patched (docs/EVENTS.md, "Moves").
  */
-export function changeEvents(change: RecordChange): FeedChange[] {
+export function changeEvents(change: RecordChange, texts: RecordTexts = recordTexts(change)): FeedChange[] {
   const base = { resource: change.resource, recordId: change.recordId }
   const from = change.before === null ? null : facilityOf(change.before)
   const to = change.after === null ? null : facilityOf(change.after)
   if (change.operation !== 'patch' || from === to) {
-    const record = change.after ?? change.before
-    return [{ ...base, action: ACTIONS[change.operation], facility: change.facility, payload: JSON.stringify(record) }]
+    const payload = (change.after === null ? texts.before : texts.after) as string
+    return [{ ...base, action: ACTIONS[change.operation], facility: change.facility, payload }]
   }
   const events: FeedChange[] = []
   if (from !== null)
@@ -90,11 +103,11 @@ export function changeEvents(change: RecordChange): FeedChange[] {
       action: 'removed',
       facility: from,
       audience: 'bound',
-      payload: JSON.stringify(change.before),
+      payload: texts.before as string,
     })
   if (to !== null)
-    events.push({ ...base, action: 'created', facility: to, audience: 'bound', payload: JSON.stringify(change.after) })
-  events.push({ ...base, action: 'patched', facility: to, audience: 'unbound', payload: JSON.stringify(change.after) })
+    events.push({ ...base, action: 'created', facility: to, audience: 'bound', payload: texts.after as string })
+  events.push({ ...base, action: 'patched', facility: to, audience: 'unbound', payload: texts.after as string })
   return events
 }
 

@@ -159,19 +159,22 @@ export function createNotificationRepository(db: Database, options: Notification
     return forViewer(viewer, record, readersFor(viewer, [record]))
   }
 
-  // Inside another transaction (a ward occupant change emitting its event) this is a savepoint,
-  // so the notification commits or rolls back with the change that caused it.
-  const create = db.transaction((input: NewNotification): Notification => {
+  /**
+   * Stores a notification and its feed event. Inside the write queue's transaction (a ward
+   * occupant change emitting its event) it needs no transaction of its own: a failure after the
+   * insert makes the queue roll the batch back and run it again without that write, so the change
+   * and its notification still commit or vanish together (write-queue.ts). Alone (the CLI, a
+   * script) it is one immediate transaction.
+   */
+  function insertNotification(input: NewNotification): Notification {
     if (input.unboundOnly && input.facility !== null)
       throw new Error('a notification only for callers without a facility cannot have a facility')
     const now = Date.now()
-    const id = newId(now)
     const to = [...new Set(input.to ?? [])]
-    const createdAt = input.createdAt ?? now
-    const unboundOnly = input.unboundOnly ? 1 : 0
-    insert.run({
-      id,
-      createdAt,
+    // The row as stored (seen_by starts as the column's default): its record needs no second read.
+    const row: Row = {
+      id: newId(now),
+      created_at: input.createdAt ?? now,
       facility: input.facility,
       code: input.code,
       type: input.type,
@@ -180,14 +183,36 @@ export function createNotificationRepository(db: Database, options: Notification
       meta: input.meta === undefined ? null : JSON.stringify(input.meta),
       direction: input.direction ?? null,
       broadcast: to.length === 0 ? 1 : 0,
+      unbound_only: input.unboundOnly ? 1 : 0,
       recipients: to.length === 0 ? null : JSON.stringify(to),
-      unboundOnly,
+      seen_by: '[]',
+    }
+    insert.run({
+      id: row.id,
+      createdAt: row.created_at,
+      facility: row.facility,
+      code: row.code,
+      type: row.type,
+      title: row.title,
+      body: row.body,
+      meta: row.meta,
+      direction: row.direction,
+      broadcast: row.broadcast,
+      recipients: row.recipients,
+      unboundOnly: row.unbound_only,
     })
-    for (const account of to) insertRecipient.run({ account, id, createdAt, facility: input.facility, unboundOnly })
-    const row = byId.get(id) as Row
+    for (const account of to)
+      insertRecipient.run({
+        account,
+        id: row.id,
+        createdAt: row.created_at,
+        facility: row.facility,
+        unboundOnly: row.unbound_only,
+      })
     appendToFeed(row)
     return toRecord(row)
-  })
+  }
+  const createAlone = db.transaction(insertNotification)
 
   // Runs inside the write queue's transaction (group commit): no transaction of its own.
   function markSeen(viewer: Viewer, id: string): Notification {
@@ -254,7 +279,8 @@ export function createNotificationRepository(db: Database, options: Notification
   }
 
   return {
-    create: (input: NewNotification): Notification => create.immediate(input),
+    create: (input: NewNotification): Notification =>
+      db.inTransaction ? insertNotification(input) : createAlone.immediate(input),
     get: (viewer: Viewer, id: string): Notification => shown(viewer, toRecord(visibleRow(viewer, id))),
     list: (viewer: Viewer, query: Record<string, unknown>) => listPage(viewer, query),
     /** The list as JSON text when the inbox answers it (no filter, time order, whole records); else null. */

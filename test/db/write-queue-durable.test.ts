@@ -1,0 +1,145 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import t, { type Test } from 'tap'
+import { StorageState } from '../../db/storage-faults.js'
+import { createWalSync, type WalSync } from '../../db/wal-sync.js'
+import { createWriteQueue } from '../../db/write-queue.js'
+
+/** A sync the test finishes by hand: each call waits until `finish` (or `fail`) is called. */
+function gatedSync() {
+  const calls: { resolve: () => void; reject: (error: Error) => void }[] = []
+  const sync: WalSync = {
+    sync: () => new Promise<void>((resolve, reject) => calls.push({ resolve, reject })),
+    close: () => {},
+  }
+  return {
+    sync,
+    calls,
+    finish: () => calls.shift()?.resolve(),
+    fail: () => calls.shift()?.reject(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })),
+  }
+}
+
+function open(t: Test, walSync: WalSync) {
+  const db = new BetterSqlite3(':memory:')
+  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)')
+  t.teardown(() => db.close())
+  const insert = db.prepare('INSERT INTO notes (text) VALUES (?)')
+  const storage = new StorageState()
+  const queue = createWriteQueue(db, { storage, busyTimeoutMs: 5000, walSync })
+  return { db, insert, storage, queue }
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+/** Which of the promises have settled so far, without waiting for the others. */
+async function settledOf(promises: Promise<unknown>[]): Promise<boolean[]> {
+  const state = promises.map(() => false)
+  promises.forEach((p, i) =>
+    p.then(
+      () => {
+        state[i] = true
+      },
+      () => {
+        state[i] = true
+      },
+    ),
+  )
+  await turn()
+  return state
+}
+
+t.test('a write is answered only after the sync that covers its commit', async (t) => {
+  const gate = gatedSync()
+  const { insert, queue } = open(t, gate.sync)
+  t.equal(queue.whenDurable(), undefined, 'nothing to wait for before any commit')
+  const writes = [queue.run(() => insert.run('a').changes), queue.run(() => insert.run('b').changes)]
+  await turn()
+  t.equal(gate.calls.length, 1, 'one sync for the batch')
+  t.same(await settledOf(writes), [false, false], 'committed, but not answered before the disk has it')
+  t.ok(queue.whenDurable(), 'readers are told to wait meanwhile')
+  gate.finish()
+  t.same(await Promise.all(writes), [1, 1])
+  t.equal(queue.whenDurable(), undefined, 'everything on disk')
+})
+
+t.test('one sync at a time, each covering the commits made before it started', async (t) => {
+  const gate = gatedSync()
+  const { insert, queue } = open(t, gate.sync)
+  const first = queue.run(() => insert.run('a'))
+  await turn()
+  const second = queue.run(() => insert.run('b'))
+  await turn()
+  t.equal(gate.calls.length, 1, 'the second commit waits for the running sync to end')
+  gate.finish()
+  await first
+  t.same(await settledOf([second]), [false], 'the first sync began before the second commit')
+  t.equal(gate.calls.length, 1, 'so a second sync runs for it')
+  gate.finish()
+  await second
+})
+
+t.test('a write that changed nothing waits for what earlier batches committed', async (t) => {
+  const gate = gatedSync()
+  const { db, insert, queue } = open(t, gate.sync)
+  const stored = queue.run(() => insert.run('a'))
+  await turn()
+  // It reads what the first batch committed, which is not on disk yet.
+  const read = queue.run(() => db.prepare('SELECT text FROM notes').pluck().get())
+  await turn()
+  t.same(await settledOf([stored, read]), [false, false])
+  gate.finish()
+  t.same(await Promise.all([stored.then(() => 'ok'), read]), ['ok', 'a'])
+})
+
+t.test('a failed sync answers its writes and readers 503, reports the fault, and the next one recovers', async (t) => {
+  const gate = gatedSync()
+  const { insert, storage, queue } = open(t, gate.sync)
+  const write = queue.run(() => insert.run('a'))
+  await turn()
+  const reader = queue.whenDurable()
+  gate.fail()
+  await t.rejects(write, { code: 'STORAGE_IO_ERROR', statusCode: 503 })
+  await t.rejects(reader as Promise<void>, { code: 'STORAGE_IO_ERROR' })
+  t.equal(storage.condition?.fault, 'io', '/health tells')
+  const next = queue.run(() => insert.run('b'))
+  await turn()
+  gate.finish()
+  await next
+  t.equal(storage.condition, null, 'the next commit that reached the disk clears it')
+  t.equal(queue.whenDurable(), undefined)
+})
+
+t.test('settled() waits for the running sync (the connection closes after it)', async (t) => {
+  const gate = gatedSync()
+  const { insert, queue } = open(t, gate.sync)
+  void queue.run(() => insert.run('a'))
+  await turn()
+  let done = false
+  const settled = queue.settled().then(() => {
+    done = true
+  })
+  await turn()
+  t.notOk(done)
+  gate.finish()
+  await settled
+  t.ok(done)
+})
+
+t.test('the real sync: fdatasync of the WAL file, and a removed WAL is an error, not a silent success', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wal-sync-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'x.db')
+  const db = new BetterSqlite3(path)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.exec('CREATE TABLE n (v)')
+  const sync = createWalSync(`${path}-wal`)
+  await sync.sync()
+  rmSync(`${path}-wal`)
+  await t.rejects(sync.sync(), /removed|ENOENT/)
+  sync.close()
+  db.close()
+})
