@@ -37,16 +37,12 @@ const turn = () => new Promise((resolve) => setImmediate(resolve))
 /** Which of the promises have settled so far, without waiting for the others. */
 async function settledOf(promises: Promise<unknown>[]): Promise<boolean[]> {
   const state = promises.map(() => false)
-  promises.forEach((p, i) =>
-    p.then(
-      () => {
-        state[i] = true
-      },
-      () => {
-        state[i] = true
-      },
-    ),
-  )
+  for (const [i, p] of promises.entries()) {
+    const mark = () => {
+      state[i] = true
+    }
+    p.then(mark, mark)
+  }
   await turn()
   return state
 }
