@@ -143,7 +143,8 @@ function targetsTable(report) {
     met(rssMb <= RSS_TARGET_MB),
   ])
   if (report.peer) rows.push(...peerTargetRows(report))
-  return table(['target (ratios to the bare route or the Feathers peer, same run)', 'target', 'this run', ''], rows)
+  const against = report.peer ? 'the bare route or the Feathers peer' : 'the bare route'
+  return table([`target (ratios to ${against}, same run)`, 'target', 'this run', ''], rows)
 }
 
 function resultsSection(report) {
