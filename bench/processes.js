@@ -1,5 +1,6 @@
-// Child processes of the benchmark: the service (dist/server.js) and the bare reference server,
-// each started with `node` like `npm start` does, plus their memory watch.
+// Child processes of the benchmark: the service (dist/server.js), the bare reference server and the
+// Feathers peer (bench/peer/server.js), each started with `node` like `npm start` does, on the
+// Node that runs the bench (process.execPath), plus their memory watch.
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -129,5 +130,15 @@ export async function startBare() {
   const proc = startChild('bare', ['bench/bare-server.js'], { PORT: String(port) })
   const url = `http://127.0.0.1:${port}`
   await waitUntil(async () => (await fetch(`${url}/bare`)).ok, proc, 'the bare server')
+  return { ...proc, url }
+}
+
+/** The Feathers peer of the CRUD scenarios (bench/peer/server.js) on its own seeded file. */
+export async function startPeer({ database, echo = false }) {
+  const port = await freePort()
+  const proc = startChild('peer', ['bench/peer/server.js'], { DATABASE_PATH: database, PORT: String(port) }, { echo })
+  const url = `http://127.0.0.1:${port}`
+  // Without a token every request is a 401: an answer at all means it listens.
+  await waitUntil(async () => (await fetch(`${url}/ward-occupants`)).status === 401, proc, 'the Feathers peer')
   return { ...proc, url }
 }

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { fanoutSection } from './feed/report.js'
+import { PEER_HEADER, peerCells, peerSection, peerTargetRows } from './peer/report.js'
 import { ROOT } from './processes.js'
 
 const REPORT = join(ROOT, 'docs', 'PERFORMANCE.md')
@@ -35,6 +36,8 @@ const cpu = (result) => (Number.isFinite(result.cpuMicros) ? num(result.cpuMicro
 const met = (ok) => (ok ? 'met' : '**not met**')
 
 function rows(report) {
+  // The peer's two columns, when it ran (not with --no-peer).
+  const peer = (key) => (report.peer ? peerCells(report, key) : [])
   const out = [
     [
       'bare Fastify route (limit of the stack)',
@@ -46,11 +49,12 @@ function rows(report) {
       '',
       '1.00',
       '',
+      ...peer(null),
     ],
   ]
   for (const { scenario, result } of report.results) {
     if (result.skipped) {
-      out.push([scenario.title, `skipped: ${result.skipped}`, '', '', '', '', '', '', ''])
+      out.push([scenario.title, `skipped: ${result.skipped}`, '', '', '', '', '', '', '', ...peer(null)])
       continue
     }
     const ratio = result.rps / report.bare.rps
@@ -67,6 +71,7 @@ function rows(report) {
       result.hwm ? mb(result.hwm) : '',
       ratio.toFixed(2),
       target,
+      ...peer(scenario.key),
     ])
   }
   return out
@@ -137,7 +142,9 @@ function targetsTable(report) {
     `${mb(report.peakRss)} MB`,
     met(rssMb <= RSS_TARGET_MB),
   ])
-  return table(['target (ratios to the bare route, same run)', 'target', 'this run', ''], rows)
+  if (report.peer) rows.push(...peerTargetRows(report))
+  const against = report.peer ? 'the bare route or the Feathers peer' : 'the bare route'
+  return table([`target (ratios to ${against}, same run)`, 'target', 'this run', ''], rows)
 }
 
 function resultsSection(report) {
@@ -146,7 +153,7 @@ function resultsSection(report) {
   const lines = [
     `### Run of ${report.started.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     '',
-    `Machine: ${info.cpu}, ${info.cores} cores, ${info.memoryGb} GB; Node ${info.node}; load average at start ${info.load}` +
+    `Machine: ${info.cpu}, ${info.cores} cores, ${info.memoryGb} GB; Node ${info.node} for every contender (bare route, service${report.peer ? ', Feathers peer' : ''}); load average at start ${info.load}` +
       ' (the machine is shared, so absolute numbers move; the ratios are what counts).',
     `Options: ${num(options.occupants)} ward occupants, ${num(options.templates)} form templates, ` +
       `${num(options.notifications)} notifications; ${options.connections} connections; ${options.warmup} s warm-up then ` +
@@ -167,6 +174,7 @@ function resultsSection(report) {
         'peak RSS MB so far',
         'ratio to bare',
         'target',
+        ...(report.peer ? PEER_HEADER : []),
       ],
       rows(report),
     ),
@@ -175,6 +183,7 @@ function resultsSection(report) {
       ' its render workers included.',
   ]
   for (const note of report.notes) lines.push(`- ${note}`)
+  if (report.peer) lines.push('', peerSection(report.peer))
   if (report.scale) lines.push('', scaleSection(report.scale))
   if (report.fanout) lines.push('', fanoutSection(report.fanout))
   return lines.join('\n')

@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { runFanout } from './feed/fanout.js'
 import { load, probe } from './load.js'
-import { startBare, startService } from './processes.js'
+import { seedPeer } from './peer/seed.js'
+import { startBare, startPeer, startService } from './processes.js'
 import { machine, printTable, writeReport } from './report.js'
 import { formTemplateBody, scenarios } from './scenarios.js'
 import { FACILITIES, facilityName, seedDatabase } from './seed.js'
@@ -27,6 +28,8 @@ const HELP = `npm run bench -- [options]
   --compare N          afterwards, seed N occupants (e.g. 1000000) on a second server and compare the lists
   --compare-notifications N   notifications on that second server (default 1000000), to compare the
                        notification scenarios with the main run's
+  --no-peer            skip the Feathers peer (bench/peer/), which otherwise runs get, list, create and
+                       patch (those of them --only keeps) on the same rows, for the table's × peer column
   --log-level L        the service's LOG_LEVEL (default warn)
   --profile DIR        run the service with --cpu-prof, profiles written to DIR
   --verbose            show the service's own output
@@ -51,6 +54,7 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     verbose: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
+    'no-peer': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 })
@@ -72,6 +76,9 @@ const options = {
   compare: args.compare ? Number(args.compare) : null,
   compareNotifications: Number(args['compare-notifications']),
 }
+// The scenarios the Feathers peer has (bench/peer/server.js serves ward occupants only).
+const PEER_KEYS = ['get', 'list', 'create', 'patch']
+const withPeer = !args['no-peer'] && PEER_KEYS.some((key) => !options.only || options.only.has(key))
 const loadOptions = { connections: options.connections, duration: options.duration, warmup: options.warmup }
 const log = (line) => process.stderr.write(`${line}\n`)
 const workdir = mkdtempSync(join(tmpdir(), 'facility-bench-'))
@@ -99,7 +106,7 @@ async function prepareService(occupants, name, patchPool = 0, notifications = op
   if (seeded.notifications.skipped) log(`  notifications: ${seeded.notifications.skipped}`)
   const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []
   const service = await startService({ database, logLevel: options.logLevel, nodeArgs, echo: args.verbose })
-  return { service, seeded }
+  return { service, seeded, database }
 }
 
 /** Form templates go through HTTP: 2 000 take a few seconds, and the service makes their ids. */
@@ -159,7 +166,7 @@ async function main() {
   log('bare route (limit of the stack)')
   const bareBefore = await measureBare()
 
-  const { service, seeded } = await prepareService(options.occupants, 'main', options.patchPool)
+  const { service, seeded, database } = await prepareService(options.occupants, 'main', options.patchPool)
   const ctx = {
     tokens: seeded.tokens,
     sample: seeded.sample,
@@ -170,7 +177,10 @@ async function main() {
   }
   const results = []
   let templateNote
+  let peerSeed = null
   try {
+    // Copied before any scenario writes, so the peer starts from the very rows the service did.
+    if (withPeer) peerSeed = seedPeerDatabase(database, seeded.tokens)
     templateNote = await seedTemplates(service, ctx)
     log(`form templates: ${templateNote}`)
     for (const scenario of scenarios(ctx)) {
@@ -192,6 +202,9 @@ async function main() {
     rps: (bareBefore.rps + bareAfter.rps) / 2,
     cpuMicros: (bareBefore.cpuMicros + bareAfter.cpuMicros) / 2,
   }
+
+  // After the service, alone on the machine like it was; the ratios to it are read from this run.
+  const peer = peerSeed ? await measurePeer(peerSeed, seeded, ctx) : null
 
   let scale = null
   if (options.compare) scale = await compareScale(options.compare, results, ctx)
@@ -219,12 +232,38 @@ async function main() {
     bareAfter,
     results,
     peakRss,
+    peer,
     scale,
     fanout,
     notes: [`form templates: ${templateNote}`, ...seededNotes(seeded)],
   }
   printTable(report)
   if (!args['no-write']) writeReport(report)
+}
+
+function seedPeerDatabase(serviceDatabase, tokens) {
+  const database = join(workdir, 'peer.db')
+  const seeded = seedPeer(database, serviceDatabase, tokens)
+  log(`Feathers peer: ${seeded.count} ward occupants and the tokens copied in ${seeded.seconds.toFixed(1)} s`)
+  return { database, seeded }
+}
+
+/** The Feathers peer's scenarios, on the same ids, tokens and settings as the service's. */
+async function measurePeer({ database, seeded: peerSeeded }, seeded, ctx) {
+  const peer = await startPeer({ database, echo: args.verbose })
+  const peerCtx = { ...ctx, patchPool: [], templates: [] }
+  const results = []
+  try {
+    for (const scenario of scenarios(peerCtx)) {
+      if (!PEER_KEYS.includes(scenario.key) || (options.only && !options.only.has(scenario.key))) continue
+      log(`Feathers peer: ${scenario.title}`)
+      if (scenario.key === 'patch') peerCtx.patchPool.push(...seeded.pool)
+      results.push({ scenario, result: await runScenario(peer, scenario) })
+    }
+  } finally {
+    await peer.stop()
+  }
+  return { results, peakRss: peer.peakRss(), seeded: peerSeeded }
 }
 
 function seededNotes(seeded) {

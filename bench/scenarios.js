@@ -110,7 +110,8 @@ export function scenarios(ctx) {
         }
       },
       onResponse(status, body) {
-        if (status === 200) ctx.patchPool.push(JSON.parse(body).id)
+        // The service answers 200, the Feathers peer 201 Created.
+        if (status === 200 || status === 201) ctx.patchPool.push(JSON.parse(body).id)
       },
     },
     {
