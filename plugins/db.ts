@@ -30,6 +30,13 @@ declare module 'fastify' {
     /** Whether the database can take writes (a full disk, an I/O error ...), for /health. */
     storage: StorageState
   }
+  interface FastifyContextConfig {
+    /**
+     * The answer tells of no record (/health): it need not wait for a commit's sync, so a disk
+     * that stopped answering is still reported while other answers wait for it.
+     */
+    tellsNoRecords?: boolean
+  }
 }
 
 export interface DbPluginOptions {
@@ -157,7 +164,8 @@ export default fp<DbPluginOptions>(
     fastify.decorate('audit', repos.audit)
     // Whatever the connection read may come from a commit whose sync is still running: no answer
     // leaves before it is on disk (only answers sent between a commit and its sync ever wait).
-    fastify.addHook('onSend', function answerWhenDurable(_request, _reply, payload, done) {
+    fastify.addHook('onSend', function answerWhenDurable(request, _reply, payload, done) {
+      if (request.routeOptions.config.tellsNoRecords) return done(null, payload)
       const durable = queue.whenDurable()
       if (durable === undefined) return done(null, payload)
       durable.then(() => done(null, payload), done)

@@ -79,6 +79,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
   fastify.get(
     '/health',
     {
+      config: { tellsNoRecords: true },
       schema: {
         tags: ['health'],
         summary: 'liveness and database check (no token needed)',
