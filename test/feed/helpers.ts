@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Test } from 'tap'
 import type { Config } from '../../config.js'
 import { buildTestApp } from '../helper.js'
@@ -11,8 +14,14 @@ export interface SseEvent {
 }
 
 /** A fresh test app listening on a free port: streams need a real connection, not inject. */
+/**
+ * The app on a real socket, on a database file of its own (not in memory): as in production, each
+ * commit's sync runs off the event loop and the hub reads the log only once it is on disk.
+ */
 export async function listeningApp(t: Test, overrides: Partial<Config> = {}) {
-  const built = await buildTestApp(t, overrides)
+  const dir = mkdtempSync(join(tmpdir(), 'feed-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const built = await buildTestApp(t, { DATABASE_PATH: join(dir, 'ward.db'), ...overrides })
   await built.app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = built.app.server.address() as AddressInfo
   return { ...built, base: `http://127.0.0.1:${port}` }
