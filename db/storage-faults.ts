@@ -89,6 +89,24 @@ export interface StorageCondition {
   /** The SQLite or system error code, e.g. SQLITE_FULL. */
   code: string
   since: number
+  /** Cleared only by a restart (a failed sync of the WAL, see latch). */
+  latched?: boolean
+  /** What to tell instead of FAULT_MESSAGES[fault]. */
+  message?: string
+}
+
+/**
+ * A sync of the WAL that failed. The commits it covered were already visible, and after a failed
+ * fsync Linux marks the pages clean and reports the error once: a later sync that succeeds proves
+ * nothing, and a hole in the WAL would make recovery drop every commit after it. So, as PostgreSQL
+ * does after a failed fsync, nothing is trusted any more until a restart recovers from the disk.
+ */
+export const SYNC_FAILED_MESSAGE =
+  'the disk did not confirm what the database wrote (the sync of its WAL file failed): the latest writes may or ' +
+  'may not be stored; writes and reads are refused until the service is restarted, which recovers what is on disk'
+
+export function syncFailedError(): Error & { code: string; statusCode: number } {
+  return new StorageIoError(SYNC_FAILED_MESSAGE) as Error & { code: string; statusCode: number }
 }
 
 type Listener = (event: { condition: StorageCondition | null; error?: unknown }) => void
@@ -113,16 +131,29 @@ export class StorageState {
   report(error: unknown, now = Date.now()): StorageFault | null {
     const fault = storageFaultOf(error)
     if (fault === null || fault === 'busy') return fault
-    if (this.condition?.fault === fault || this.condition?.fault === 'corrupt') return fault
+    if (this.condition?.fault === fault || this.condition?.fault === 'corrupt' || this.condition?.latched) return fault
     const code = String((error as { code?: unknown }).code)
     this.condition = { fault, code, since: now }
     for (const listener of this.listeners) listener({ condition: this.condition, error })
     return fault
   }
 
+  /** A failed sync of the WAL (SYNC_FAILED_MESSAGE): stays until the service restarts. */
+  latch(error: unknown, now = Date.now()): void {
+    if (this.condition?.latched) return
+    this.condition = {
+      fault: 'io',
+      code: 'SQLITE_IOERR_FSYNC',
+      since: now,
+      latched: true,
+      message: SYNC_FAILED_MESSAGE,
+    }
+    for (const listener of this.listeners) listener({ condition: this.condition, error })
+  }
+
   /** A commit stored something: the storage takes writes again. */
   recovered(): void {
-    if (this.condition === null || this.condition.fault === 'corrupt') return
+    if (this.condition === null || this.condition.fault === 'corrupt' || this.condition.latched) return
     this.condition = null
     for (const listener of this.listeners) listener({ condition: null })
   }

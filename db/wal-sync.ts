@@ -1,4 +1,16 @@
-import { close, fdatasync, fstat, open, type Stats } from 'node:fs'
+import {
+  close,
+  closeSync,
+  existsSync,
+  fdatasync,
+  fstat,
+  fstatSync,
+  openSync,
+  readdirSync,
+  realpathSync,
+  type Stats,
+  statSync,
+} from 'node:fs'
 
 /**
  * The fsync of a commit, done off the event loop. With `synchronous=NORMAL` in WAL mode SQLite
@@ -22,34 +34,47 @@ function promised<T>(start: (done: Callback<T>) => void): Promise<T> {
   return new Promise((resolve, reject) => start((error, value) => (error ? reject(error) : resolve(value))))
 }
 
-/** A WAL file's own descriptor, opened when first needed (the file exists once the database is open). */
-export function createWalSync(walPath: string): WalSync {
-  let fd: number | null = null
+/** Whether another descriptor of this process is open on the same file (the one SQLite writes). */
+function openedElsewhere(fd: number): boolean {
+  if (!existsSync('/proc/self/fd')) return true // not Linux: nothing to compare with
+  const own = fstatSync(fd)
+  return readdirSync('/proc/self/fd').some((entry) => {
+    if (Number(entry) === fd) return false
+    try {
+      const other = statSync(`/proc/self/fd/${entry}`)
+      return other.dev === own.dev && other.ino === own.ino
+    } catch {
+      return false // closed meanwhile
+    }
+  })
+}
 
-  async function descriptor(): Promise<number> {
-    if (fd === null) fd = await promised<number>((done) => open(walPath, 'r+', done))
-    return fd
+/**
+ * The WAL file of the database at `databasePath`, opened now: after a symbolic link, where SQLite
+ * keeps it (beside the file the link points to), and checked to be the very file this process's
+ * connection has open. Throws when it is not: syncing another file would prove nothing.
+ */
+export function openWalSync(databasePath: string): WalSync {
+  const walPath = `${realpathSync(databasePath)}-wal`
+  const fd = openSync(walPath, 'r+')
+  if (!openedElsewhere(fd)) {
+    closeSync(fd)
+    throw new Error(`${walPath} is not the WAL file the database connection writes`)
   }
-
-  async function syncOnce(): Promise<boolean> {
-    const current = await descriptor()
-    await promised<void>((done) => fdatasync(current, (error) => done(error, undefined)))
-    // The WAL is never unlinked while the server's connection is open; if something did (a person
-    // deleting files under a running server), the descriptor synced a file nobody reads any more.
-    const stats = await promised<Stats>((done) => fstat(current, done))
-    if (stats.nlink > 0) return true
-    if (fd === current) fd = null
-    close(current, () => {})
-    return false
-  }
-
+  let closed = false
   return {
     async sync() {
-      if (!(await syncOnce()) && !(await syncOnce())) throw new Error(`${walPath} was removed under the server`)
+      if (closed) throw new Error(`${walPath} was closed`)
+      await promised<void>((done) => fdatasync(fd, (error) => done(error, undefined)))
+      // The WAL is never unlinked while the connection is open; if something did (a person
+      // deleting files under a running server), this synced a file nobody reads any more.
+      const stats = await promised<Stats>((done) => fstat(fd, done))
+      if (stats.nlink === 0) throw new Error(`${walPath} was removed under the server`)
     },
     close() {
-      if (fd !== null) close(fd, () => {})
-      fd = null
+      if (closed) return
+      closed = true
+      close(fd, () => {})
     },
   }
 }

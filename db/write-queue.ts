@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3'
-import { type StorageState, storageError, storageFaultOf } from './storage-faults.js'
+import { type StorageState, storageError, storageFaultOf, syncFailedError } from './storage-faults.js'
 import type { WalSync } from './wal-sync.js'
 
 /**
@@ -42,8 +42,10 @@ export interface WriteQueue {
    * the live feed before it reads the log (feed/hub.ts). Without `walSync`, always undefined.
    */
   whenDurable(): Promise<void> | undefined
-  /** Waits until no sync is running (before the connection closes). */
-  settled(): Promise<void>
+  /** Waits until no sync is running (before the connection closes), at most `timeoutMs`. */
+  settled(timeoutMs?: number): Promise<void>
+  /** Since when the running sync of the WAL has waited for the disk (null: none runs); /health reads it. */
+  readonly syncRunningSince: number | null
   /** Called after each commit that stored something (tests use it to crash at that point). */
   onCommit(listener: () => void): () => void
   /** Called when writes start waiting for another process's lock, get it, or are all refused. */
@@ -87,6 +89,8 @@ interface DurableWaiter {
 }
 
 const FIRST_RETRY_MS = 2
+// How long closing waits for a sync the disk has not answered.
+const SETTLE_MS = 10_000
 const LONGEST_RETRY_MS = 100
 
 /**
@@ -106,6 +110,8 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
   let committed = 0
   let durable = 0
   let syncing: Promise<void> | null = null
+  let syncFailed = false
+  let syncStarted: number | null = null
   const durableWaiters: DurableWaiter[] = []
   const begin = db.prepare('BEGIN IMMEDIATE')
   const commit = db.prepare('COMMIT')
@@ -147,8 +153,9 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
 
   /** One sync at a time; each covers every commit made before it started. */
   function requestSync(): void {
-    if (!walSync || syncing !== null || durable === committed) return
+    if (!walSync || syncing !== null || durable === committed || syncFailed) return
     const upTo = committed
+    syncStarted = Date.now()
     syncing = walSync.sync().then(
       () => synced(upTo, null),
       (error: unknown) => synced(upTo, error),
@@ -157,26 +164,27 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
 
   function synced(upTo: number, error: unknown): void {
     syncing = null
+    syncStarted = null
+    if (error !== null) {
+      // Never cleared (storage-faults.ts, SYNC_FAILED_MESSAGE): every waiter, and everything after,
+      // is refused until a restart, and `durable` stays where the disk last confirmed it.
+      syncFailed = true
+      storage.latch(error)
+      for (const waiter of durableWaiters.splice(0)) waiter.reject(syncFailedError())
+      return
+    }
     durable = upTo
-    // The disk refused: those commits may be lost, so nothing that waited for them is answered
-    // as if they were stored. Reported like any storage fault (503, /health).
-    // Named as SQLite names its own failed fsync inside COMMIT, the error that was is its cause.
-    if (error !== null)
-      storage.report(
-        Object.assign(new Error(`the WAL could not be synced: ${error}`), { code: 'SQLITE_IOERR_FSYNC', cause: error }),
-      )
-    else storage.recovered()
     for (let i = durableWaiters.length - 1; i >= 0; i--) {
       const waiter = durableWaiters[i] as DurableWaiter
       if (waiter.upTo > upTo) continue
       durableWaiters.splice(i, 1)
-      if (error === null) waiter.resolve()
-      else waiter.reject(storageError('io'))
+      waiter.resolve()
     }
     requestSync()
   }
 
   function durableThrough(upTo: number): Promise<void> {
+    if (syncFailed) return Promise.reject(syncFailedError())
     return new Promise((resolve, reject) => {
       durableWaiters.push({ upTo, resolve, reject })
       requestSync()
@@ -242,11 +250,11 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       for (const job of refused) job.reject(new Error('the database was closed before this write could run'))
       return
     }
-    // Damage found earlier: writing on would spread it (see StorageState).
-    if (storage.condition?.fault === 'corrupt') {
+    // Damage found earlier, or a sync the disk failed: writing on would spread it (see StorageState).
+    if (storage.condition?.fault === 'corrupt' || syncFailed) {
       const refused = pending
       pending = []
-      for (const job of refused) job.reject(storageError('corrupt'))
+      for (const job of refused) job.reject(syncFailed ? syncFailedError() : storageError('corrupt'))
       return
     }
     const jobs = pending
@@ -269,11 +277,9 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
     endWait('acquired', Date.now())
     if (totalChanges.get() !== changesBefore) {
       committed += 1
-      // Without walSync, COMMIT returned only once the disk had it: the storage works again.
-      if (!walSync) {
-        durable = committed
-        storage.recovered()
-      }
+      // Without walSync, COMMIT returned only once the disk had it.
+      if (!walSync) durable = committed
+      storage.recovered()
       for (const listener of commitListeners) listener()
     }
     if (pending.length > 0) schedule(0)
@@ -311,10 +317,17 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       }
     },
     whenDurable() {
+      if (syncFailed) return durableThrough(committed)
       return durable === committed ? undefined : durableThrough(committed)
     },
-    async settled() {
-      while (syncing !== null) await syncing
+    async settled(timeoutMs = SETTLE_MS) {
+      // A disk that stopped answering must not keep the service from stopping.
+      const deadline = Date.now() + timeoutMs
+      while (syncing !== null && Date.now() < deadline)
+        await Promise.race([syncing, new Promise((resolve) => setTimeout(resolve, deadline - Date.now()).unref())])
+    },
+    get syncRunningSince() {
+      return syncStarted
     },
     onCommit(listener) {
       commitListeners.add(listener)

@@ -79,14 +79,29 @@ export class FeedHub {
   pump(): void {
     if (this.stopped) return
     const durable = this.whenDurable()
-    if (durable !== undefined) {
-      // Read once it is (or once the failed sync is reported: the write queue answered for it).
-      durable.then(
-        () => this.wake(),
-        () => this.wake(),
-      )
+    if (durable === undefined) {
+      this.pumpThrough(Number.MAX_SAFE_INTEGER)
       return
     }
+    // What the log holds now is on disk once that sync returns: delivered then, up to here only,
+    // so a stream of writes, each committed during the sync before it, never holds the feed back.
+    // A failed sync delivers nothing more (the write queue refuses everything until a restart).
+    const target = this.log.head()
+    durable.then(
+      () => {
+        try {
+          this.pumpThrough(target)
+        } catch (error) {
+          this.onReadError(error)
+        }
+      },
+      () => {},
+    )
+  }
+
+  /** Delivers the committed events after the hub's position, up to `target`. */
+  private pumpThrough(target: number): void {
+    if (this.stopped) return
     // Events pruned before they were read (only if retention were shorter than a pump): the live
     // streams cannot have them any more, so they are told to reload.
     const pruned = this.log.prunedThrough()
@@ -95,7 +110,7 @@ export class FeedHub {
       for (const stream of this.streams) if (stream.live) stream.announce('reset', pruned)
     }
     for (;;) {
-      const events = this.log.between(this.cursor, Number.MAX_SAFE_INTEGER, PAGE)
+      const events = this.log.between(this.cursor, target, PAGE)
       for (const event of events) {
         const delivery = new FeedDelivery(event)
         for (const group of this.audienceOf(delivery))

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path'
 import type { Database } from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -15,7 +14,7 @@ import { createTokenRepository, type TokenRepository } from '../db/repositories/
 import { createWardOccupantRepository } from '../db/repositories/ward-occupants.js'
 import { FAULT_MESSAGES, StorageState } from '../db/storage-faults.js'
 import { withTokenCache } from '../db/token-cache.js'
-import { createWalSync, type WalSync } from '../db/wal-sync.js'
+import { openWalSync, type WalSync } from '../db/wal-sync.js'
 import { createWriteQueue, type WriteQueue } from '../db/write-queue.js'
 
 declare module 'fastify' {
@@ -52,14 +51,44 @@ export interface DbPluginOptions {
 
 /**
  * The fsync of each commit moved off the event loop (db/wal-sync.ts), for a database in a file of
- * its own in WAL mode; otherwise (in memory, a URI) COMMIT keeps waiting for the disk itself.
+ * its own in WAL mode; otherwise (in memory, a URI), or when its WAL file cannot be opened and
+ * proven to be the one SQLite writes, COMMIT keeps waiting for the disk itself.
  */
-function backgroundSync(db: Database): WalSync | undefined {
+function backgroundSync(db: Database, log: FastifyInstance['log']): WalSync | undefined {
   const file = db.name
   if (db.memory || file === '' || file.startsWith('file:')) return undefined
   if (db.pragma('journal_mode', { simple: true }) !== 'wal') return undefined
+  let walSync: WalSync
+  try {
+    walSync = openWalSync(file)
+  } catch (error) {
+    log.warn({ err: error, file }, `${file}: commits wait for the disk inside COMMIT (DURABLE_SYNC=commit)`)
+    return undefined
+  }
   db.pragma('synchronous = NORMAL')
-  return createWalSync(`${resolve(file)}-wal`)
+  return walSync
+}
+
+/**
+ * Token changes commit on their own, outside the write queue (the first-start token, scripts
+ * through index.ts): with synchronous=FULL for that commit, so they are on disk when they return,
+ * whatever the connection's setting.
+ */
+function committedDurably(db: Database, tokens: TokenRepository): TokenRepository {
+  function durably<T>(change: () => T): T {
+    if (db.pragma('synchronous', { simple: true }) === 2) return change()
+    db.pragma('synchronous = FULL')
+    try {
+      return change()
+    } finally {
+      db.pragma('synchronous = NORMAL')
+    }
+  }
+  return {
+    ...tokens,
+    create: (...args) => durably(() => tokens.create(...args)),
+    revoke: (...args) => durably(() => tokens.revoke(...args)),
+  }
 }
 
 export type Repositories = ReturnType<typeof createRepositories>
@@ -76,7 +105,7 @@ function createRepositories(
 ) {
   const audit = createAuditLog(db)
   const feed = createFeedLog(db)
-  const tokens = withTokenCache(db, createTokenRepository(db))
+  const tokens = committedDurably(db, withTokenCache(db, createTokenRepository(db)))
   return {
     audit,
     feed,
@@ -142,7 +171,7 @@ export default fp<DbPluginOptions>(
     }
     db.pragma('busy_timeout = 0')
     const storage = new StorageState()
-    const walSync = (opts.durableSync ?? 'background') === 'background' ? backgroundSync(db) : undefined
+    const walSync = (opts.durableSync ?? 'background') === 'background' ? backgroundSync(db, fastify.log) : undefined
     const queue = createWriteQueue(db, { storage, busyTimeoutMs: opts.busyTimeoutMs, walSync })
     const file = opts.path
     // Once per episode: when writes start failing, and when they work again (not once per request).
@@ -150,7 +179,7 @@ export default fp<DbPluginOptions>(
       if (condition)
         fastify.log.error(
           { err: error, file, fault: condition.fault, code: condition.code },
-          `${file}: ${FAULT_MESSAGES[condition.fault]}`,
+          `${file}: ${condition.message ?? FAULT_MESSAGES[condition.fault]}`,
         )
       else fastify.log.info({ file }, `${file}: the database takes writes again`)
     })

@@ -40,6 +40,9 @@ const Health = Type.Object({
   backups: Type.Optional(BackupHealth),
   replication: Type.Optional(ReplicationHealth),
 })
+/** A sync of the WAL waiting longer than this makes /health unhealthy. */
+export const SYNC_STALL_MS = 5000
+
 const Unhealthy = Type.Object({
   status: Type.Literal('unavailable'),
   database: Type.String({ description: 'unreachable, full, io, corrupt or readonly' }),
@@ -97,12 +100,22 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
         return reply.code(503).send({ status: 'unavailable' as const, database: 'unreachable' })
       }
       const condition = fastify.storage.condition
+      const syncSince = fastify.writes.syncRunningSince
+      // Every answer but this one waits for that sync (plugins/db.ts): say so rather than "ok".
+      if (condition === null && syncSince !== null && Date.now() - syncSince > SYNC_STALL_MS)
+        return reply.code(503).send({
+          status: 'unavailable' as const,
+          database: 'io',
+          message: `the disk has not confirmed a write for ${Math.round((Date.now() - syncSince) / 1000)} s (the sync of the WAL file still waits); answers wait for it`,
+          code: 'SYNC_STALLED',
+          since: syncSince,
+        })
       if (condition === null)
         return { status: 'ok' as const, database: 'ok' as const, ...backupHealth(), ...replicationHealth() }
       return reply.code(503).send({
         status: 'unavailable' as const,
         database: condition.fault,
-        message: FAULT_MESSAGES[condition.fault],
+        message: condition.message ?? FAULT_MESSAGES[condition.fault],
         code: condition.code,
         since: condition.since,
       })

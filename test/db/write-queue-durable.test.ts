@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t, { type Test } from 'tap'
 import { StorageState } from '../../db/storage-faults.js'
-import { createWalSync, type WalSync } from '../../db/wal-sync.js'
+import { openWalSync, type WalSync } from '../../db/wal-sync.js'
 import { createWriteQueue } from '../../db/write-queue.js'
 
 /** A sync the test finishes by hand: each call waits until `finish` (or `fail`) is called. */
@@ -90,23 +90,29 @@ t.test('a write that changed nothing waits for what earlier batches committed', 
   t.same(await Promise.all([stored.then(() => 'ok'), read]), ['ok', 'a'])
 })
 
-t.test('a failed sync answers its writes and readers 503, reports the fault, and the next one recovers', async (t) => {
-  const gate = gatedSync()
-  const { insert, storage, queue } = open(t, gate.sync)
-  const write = queue.run(() => insert.run('a'))
-  await turn()
-  const reader = queue.whenDurable()
-  gate.fail()
-  await t.rejects(write, { code: 'STORAGE_IO_ERROR', statusCode: 503 })
-  await t.rejects(reader as Promise<void>, { code: 'STORAGE_IO_ERROR' })
-  t.equal(storage.condition?.fault, 'io', '/health tells')
-  const next = queue.run(() => insert.run('b'))
-  await turn()
-  gate.finish()
-  await next
-  t.equal(storage.condition, null, 'the next commit that reached the disk clears it')
-  t.equal(queue.whenDurable(), undefined)
-})
+t.test(
+  'a failed sync is never trusted again: its writes, readers and every later write are refused until a restart',
+  async (t) => {
+    const gate = gatedSync()
+    const { insert, storage, queue } = open(t, gate.sync)
+    const write = queue.run(() => insert.run('a'))
+    await turn()
+    const reader = queue.whenDurable()
+    gate.fail()
+    await t.rejects(write, { code: 'STORAGE_IO_ERROR', statusCode: 503, message: /may or may not be stored/ })
+    await t.rejects(reader as Promise<void>, { code: 'STORAGE_IO_ERROR' })
+    t.match(storage.condition, { fault: 'io', code: 'SQLITE_IOERR_FSYNC', latched: true }, '/health tells')
+    await t.rejects(
+      queue.run(() => insert.run('b')),
+      { code: 'STORAGE_IO_ERROR' },
+      'later writes are refused',
+    )
+    await t.rejects(queue.whenDurable() as Promise<void>, { code: 'STORAGE_IO_ERROR' }, 'and every answer')
+    t.equal(gate.calls.length, 0, 'no sync runs again: a later success would prove nothing')
+    storage.recovered()
+    t.ok(storage.condition?.latched, 'nothing clears it but a restart')
+  },
+)
 
 t.test('settled() waits for the running sync (the connection closes after it)', async (t) => {
   const gate = gatedSync()
@@ -124,18 +130,26 @@ t.test('settled() waits for the running sync (the connection closes after it)', 
   t.ok(done)
 })
 
-t.test('the real sync: fdatasync of the WAL file, and a removed WAL is an error, not a silent success', async (t) => {
+t.test('the real sync: the WAL file SQLite writes, found through a symbolic link, and never another', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'wal-sync-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const path = join(dir, 'x.db')
-  const db = new BetterSqlite3(path)
+  mkdirSync(join(dir, 'data'))
+  const path = join(dir, 'data', 'x.db')
+  const link = join(dir, 'link.db')
+  symlinkSync(path, link)
+  const db = new BetterSqlite3(link)
+  t.teardown(() => db.close())
   db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = NORMAL')
   db.exec('CREATE TABLE n (v)')
-  const sync = createWalSync(`${path}-wal`)
+  // A stale WAL beside the link: syncing it would prove nothing.
+  writeFileSync(`${link}-wal`, '')
+  const sync = openWalSync(link)
+  t.teardown(() => sync.close())
   await sync.sync()
+  t.throws(() => openWalSync(join(dir, 'other.db')), /ENOENT/)
+  writeFileSync(join(dir, 'lone.db-wal'), '')
+  writeFileSync(join(dir, 'lone.db'), '')
+  t.throws(() => openWalSync(join(dir, 'lone.db')), /not the WAL file the database connection writes/)
   rmSync(`${path}-wal`)
-  await t.rejects(sync.sync(), /removed|ENOENT/)
-  sync.close()
-  db.close()
+  await t.rejects(sync.sync(), /removed under the server/)
 })

@@ -1,5 +1,7 @@
 import { join } from 'node:path'
 import t from 'tap'
+import { SYNC_STALL_MS } from '../../routes/health/index.js'
+import { firstMessage, listeningApp, openStream } from '../feed/helpers.js'
 import { bearer, buildTestApp } from '../helper.js'
 
 /** Whether `promise` settles within a few turns; a never-settling one never does. */
@@ -55,4 +57,43 @@ t.test('a database in memory has nothing to sync: COMMIT stays as it was (synchr
 t.test('DURABLE_SYNC=commit: the sync stays inside COMMIT', async (t) => {
   const { app } = await buildTestApp(t, { DATABASE_PATH: join(t.testdir(), 'ward.db'), DURABLE_SYNC: 'commit' })
   t.equal(app.db.pragma('synchronous', { simple: true }), 2)
+})
+
+t.test('a sync the disk does not answer for long makes /health unhealthy, naming it', async (t) => {
+  const { app } = await buildTestApp(t, { DATABASE_PATH: join(t.testdir(), 'ward.db') })
+  t.equal((await app.inject({ url: '/health' })).statusCode, 200)
+  const since = Date.now() - SYNC_STALL_MS - 1000
+  Object.defineProperty(app.writes, 'syncRunningSince', { get: () => since, configurable: true })
+  const health = await app.inject({ url: '/health' })
+  t.equal(health.statusCode, 503)
+  t.match(health.json(), { status: 'unavailable', database: 'io', code: 'SYNC_STALLED', since })
+  t.match(health.json().message, /has not confirmed a write for \d+ s/)
+})
+
+t.test('the live feed keeps delivering while every sync finds a newer commit waiting', async (t) => {
+  const { app, tokens, base } = await listeningApp(t)
+  const stream = await openStream(`${base}/events?resources=ward-occupants`, bearer(tokens.writeA))
+  await firstMessage(stream)
+  // Under a steady stream of writes some commit is always waiting for its sync: whenever the hub
+  // asks, there is something not yet on disk (here: each sync takes 5 ms, and never catches up).
+  const whenDurable = app.writes.whenDurable
+  app.writes.whenDurable = () => new Promise((resolve) => setTimeout(resolve, 5))
+  t.teardown(() => {
+    app.writes.whenDurable = whenDurable
+  })
+  for (let i = 0; i < 3; i++) {
+    const res = await fetch(`${base}/ward-occupants`, {
+      method: 'POST',
+      headers: { ...bearer(tokens.writeA), 'content-type': 'application/json' },
+      body: JSON.stringify({ encounter: `e-${i}`, bed: `S-${i}`, occupiedBy: 'p' }),
+    })
+    t.equal(res.status, 200)
+  }
+  await stream.until(
+    (s) => s.events.filter((e) => e.event === 'ward-occupants created').length === 3,
+    10_000,
+    '3 events',
+  )
+  t.pass('every change reached the stream')
+  stream.close()
 })
