@@ -112,6 +112,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     bedPolicy: opts.config.BED_POLICY,
     busyTimeoutMs: opts.config.DATABASE_BUSY_TIMEOUT_MS,
     pageCacheBytes: opts.config.NOTIFICATION_PAGE_CACHE_BYTES,
+    cacheBytes: opts.config.DATABASE_CACHE_BYTES,
   })
   await fastify.register(retentionPlugin)
   await fastify.register(backupsPlugin, {

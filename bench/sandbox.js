@@ -3,7 +3,7 @@
 // (`npm run build`); `npm run bench:sandbox [-- --renders N]`. See docs/PERFORMANCE.md.
 import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
-import { createRenderer } from '../dist/plugins/render/sandbox.js'
+import { createRenderer } from '../dist/render/sandbox.js'
 
 const { values: args } = parseArgs({ options: { renders: { type: 'string', default: '400' } } })
 const RENDERS = Number(args.renders)

@@ -3,7 +3,7 @@
 // them marked seen by a nurse of their facility. Written with SQL in the columns the repository
 // writes (db/notifications.ts), so a million take seconds, not the minutes the repository's
 // per-row feed events would; the schema's own triggers keep the inbox counters (migration 9).
-import { newId } from '../dist/db/ids.js'
+import { newId } from '../dist/lib/ids.js'
 
 export const NOTIFICATION_FACILITIES = 50
 // The same names as seed.js gives the wards with tokens (ward-0 ... ward-9).

@@ -5,9 +5,9 @@
 // Notifications are written the same way (seed-notifications.js); tokens go through the compiled
 // repository, so their rules stay theirs.
 import BetterSqlite3 from 'better-sqlite3'
-import { newId } from '../dist/db/ids.js'
 import { migrate } from '../dist/db/migrations.js'
-import { createTokenRepository } from '../dist/db/tokens.js'
+import { createTokenRepository } from '../dist/db/repositories/tokens.js'
+import { newId } from '../dist/lib/ids.js'
 import { seedNotificationRows } from './seed-notifications.js'
 
 export const FACILITIES = 10

@@ -37,6 +37,8 @@ export interface DbPluginOptions {
   busyTimeoutMs: number
   /** Memory for notification pages asked again before anything changed (0: none). */
   pageCacheBytes: number
+  /** SQLite's page cache of this connection (DATABASE_CACHE_BYTES). */
+  cacheBytes: number
 }
 
 export type Repositories = ReturnType<typeof createRepositories>
@@ -108,9 +110,9 @@ export default fp<DbPluginOptions>(
         fastify.log.info({ file: copy.file, from, to, kept: copy.kept }, describeCopy(copy, from, to))
       },
     })
-    // 32 MiB of page cache instead of SQLite's 2 MiB: the indexes a busy ward reads stay in memory
-    // rather than being read again (a system call each) on every request.
-    db.pragma('cache_size = -32768')
+    // 32 MiB of page cache by default instead of SQLite's 2 MiB: the indexes a busy ward reads stay
+    // in memory rather than being read again (a system call each) on every request. Negative: KiB.
+    db.pragma(`cache_size = -${Math.floor(opts.cacheBytes / 1024)}`)
     try {
       applyBedPolicy(db, opts.bedPolicy)
     } catch (error) {
