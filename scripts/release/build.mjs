@@ -29,7 +29,7 @@ const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest(
 
 /**
  * Node's flags in `npm start` (package.json), which the executable runs with too: a young
- * generation of 2 MB semi-spaces keeps the server's heap tens of MB smaller (docs/PERFORMANCE.md).
+ * generation of 4 MB semi-spaces keeps the server's heap tens of MB smaller (docs/PERFORMANCE.md).
  */
 function startFlags() {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
