@@ -28,6 +28,13 @@ export const ConfigSchema = Type.Object({
     description:
       'how long a write waits for a lock held by another process (sqlite3 shell, CLI) before it is answered 503 DATABASE_BUSY; the wait never blocks other requests',
   }),
+  DATABASE_CACHE_BYTES: Type.Integer({
+    minimum: 1_048_576,
+    maximum: 1_073_741_824,
+    default: 33_554_432,
+    description:
+      "memory for SQLite's page cache (pages of the database file kept in memory, filled by reads and writes)",
+  }),
   IDEMPOTENCY_KEY_TTL_HOURS: Type.Integer({
     minimum: 1,
     maximum: 8760,

@@ -9,6 +9,11 @@ import { fileURLToPath } from 'node:url'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
+/** Node's flags in `npm start` (package.json): the service is measured as it is started. */
+const START_FLAGS = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8'))
+  .scripts.start.split(' ')
+  .filter((word) => word.startsWith('--'))
+
 /** A port nobody listens on right now (the server is told to use it). */
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -78,6 +83,8 @@ function startChild(label, args, env, { echo = false } = {}) {
     },
     /** Its peak resident set so far, read now (VmHWM). */
     hwmNow: () => memoryOf(child.pid)?.hwm ?? 0,
+    /** Its resident set now (VmRSS). */
+    rssNow: () => memoryOf(child.pid)?.rss ?? 0,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return exited
       sample()
@@ -101,7 +108,8 @@ async function waitUntil(ready, proc, what) {
 }
 
 /**
- * Starts the compiled service on its own database and a free port, with the rate limit off.
+ * Starts the compiled service on its own database and a free port, with the rate limit off and
+ * Node's flags of `npm start`.
  * LOG_LEVEL defaults to warn: at info, pino writes two lines per request, which the bench would
  * then measure as much as the service (production may well run at warn; see docs/PERFORMANCE.md).
  */
@@ -109,7 +117,7 @@ export async function startService({ database, logLevel, nodeArgs = [], env = {}
   const port = await freePort()
   const proc = startChild(
     'service',
-    [...nodeArgs, 'dist/server.js'],
+    [...START_FLAGS, ...nodeArgs, 'dist/server.js'],
     {
       DATABASE_PATH: database,
       PORT: String(port),

@@ -8,6 +8,7 @@ import { ROOT } from './processes.js'
 
 const REPORT = join(ROOT, 'docs', 'PERFORMANCE.md')
 const RSS_TARGET_MB = 250
+const IDLE_RSS_TARGET_MB = 100
 const SCALE_TARGET = 1.5
 const NOTIFICATION_KEYS = ['notifications', 'notif-unseen', 'notif-count', 'notif-seen']
 const SCALE_TARGETED = new Set(['list', ...NOTIFICATION_KEYS])
@@ -134,6 +135,12 @@ function targetsTable(report) {
     `≤ ${SCALE_TARGET}× slower`,
     Number.isFinite(worst) ? `${worst.toFixed(2)}×` : 'not measured in this run (`--compare`)',
     Number.isFinite(worst) ? met(worst <= SCALE_TARGET) : '',
+  ])
+  rows.push([
+    'server RSS idle after start (before the scenarios)',
+    `≤ ${IDLE_RSS_TARGET_MB} MB`,
+    `${mb(report.idleRss)} MB`,
+    met(report.idleRss / 2 ** 20 <= IDLE_RSS_TARGET_MB),
   ])
   const rssMb = report.peakRss / 2 ** 20
   rows.push([

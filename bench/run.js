@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { runFanout } from './feed/fanout.js'
 import { load, probe } from './load.js'
@@ -167,6 +168,10 @@ async function main() {
   const bareBefore = await measureBare()
 
   const { service, seeded, database } = await prepareService(options.occupants, 'main', options.patchPool)
+  // Two seconds after /health first answered, before any scenario: what a ward server holds waiting.
+  await sleep(2000)
+  const idleRss = service.rssNow()
+  log(`server RSS idle after start: ${(idleRss / 2 ** 20).toFixed(0)} MB`)
   const ctx = {
     tokens: seeded.tokens,
     sample: seeded.sample,
@@ -231,6 +236,7 @@ async function main() {
     bareBefore,
     bareAfter,
     results,
+    idleRss,
     peakRss,
     peer,
     scale,

@@ -14,6 +14,9 @@ export function applyBedPolicy(db: Database, policy: BedPolicy): void {
     db.exec(`DROP INDEX IF EXISTS ${ACTIVE_BED_INDEX}`)
     return
   }
+  // With the index in place no bed can have two active occupants: the check below would read every
+  // active occupant at each start (into the page cache) only to find none.
+  if (db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?").get(ACTIVE_BED_INDEX)) return
   const clash = db
     .prepare(
       `SELECT facility, bed FROM ward_occupants WHERE discharged_at IS NULL

@@ -47,6 +47,8 @@ export interface DbPluginOptions {
   pageCacheBytes: number
   /** Where a commit waits for the disk (DURABLE_SYNC): a worker thread, or COMMIT itself. */
   durableSync?: 'background' | 'commit'
+  /** SQLite's page cache of this connection (DATABASE_CACHE_BYTES). */
+  cacheBytes: number
 }
 
 /**
@@ -160,9 +162,9 @@ export default fp<DbPluginOptions>(
         fastify.log.info({ file: copy.file, from, to, kept: copy.kept }, describeCopy(copy, from, to))
       },
     })
-    // 32 MiB of page cache instead of SQLite's 2 MiB: the indexes a busy ward reads stay in memory
-    // rather than being read again (a system call each) on every request.
-    db.pragma('cache_size = -32768')
+    // 32 MiB of page cache by default instead of SQLite's 2 MiB: the indexes a busy ward reads stay
+    // in memory rather than being read again (a system call each) on every request. Negative: KiB.
+    db.pragma(`cache_size = -${Math.floor(opts.cacheBytes / 1024)}`)
     try {
       applyBedPolicy(db, opts.bedPolicy)
     } catch (error) {

@@ -38,9 +38,11 @@ const STARTUP_TIMEOUT_MS = 30_000
 /**
  * A worker's own heap holds the page as text on its way out (up to 16 MB of UTF-8, twice that as
  * a string); the layout's memory is the engine's WebAssembly memory, outside this heap. The native
- * stack leaves room for the engine's own 1 MB stack (quickjs.ts) several times over.
+ * stack leaves room for the engine's own 1 MB stack (quickjs.ts) several times over. The young
+ * generation is small: a render allocates little on this heap (a page larger than 128 KB goes to
+ * the large-object space anyway), and at 32 MB each worker held about 8 MB more for nothing.
  */
-const WORKER_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32, stackSizeMb: 8 }
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 8, stackSizeMb: 8 }
 
 /**
  * `idleMs`: a worker idle that long is ended, so a ward server that prints now and then does not

@@ -110,6 +110,17 @@ t.test(
   },
 )
 
+t.test('DATABASE_CACHE_BYTES: 32 MiB by default, from 1 MiB to 1 GiB, whole bytes only', async (t) => {
+  t.equal(loadConfig({}).DATABASE_CACHE_BYTES, 33_554_432)
+  t.equal(loadConfig({ DATABASE_CACHE_BYTES: '8388608' }).DATABASE_CACHE_BYTES, 8_388_608)
+  for (const text of ['0', '1048575', '1073741825', '-1', '32MB', '3e7'])
+    t.throws(() => loadConfig({ DATABASE_CACHE_BYTES: text }), /DATABASE_CACHE_BYTES=/, text)
+  t.throws(
+    () => loadConfig({ DATABASE_CACHE_BYTES: '1024' }),
+    /DATABASE_CACHE_BYTES="1024": .*greater or equal to 1048576/,
+  )
+})
+
 t.test('REPLICA_URL: a directory path or a file://, sftp:// or s3:// URL; off when empty', async (t) => {
   t.equal(loadConfig({}).REPLICA_URL, '', 'no replication by default')
   for (const url of [

@@ -27,6 +27,15 @@ const started = performance.now()
 const step = (what) => console.log(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${what}`)
 const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex')
 
+/**
+ * Node's flags in `npm start` (package.json), which the executable runs with too: a young
+ * generation of 4 MB semi-spaces keeps the server's heap tens of MB smaller (docs/PERFORMANCE.md).
+ */
+function startFlags() {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  return scripts.start.split(' ').filter((word) => word.startsWith('--'))
+}
+
 /** The executable, made by the release Node from the bundle and the assets. */
 function buildExecutable(node, main, assets, output) {
   const config = {
@@ -39,6 +48,7 @@ function buildExecutable(node, main, assets, output) {
     useSnapshot: false,
     // The executable's behaviour is its own: NODE_OPTIONS in the environment does not change it.
     execArgvExtension: 'none',
+    execArgv: startFlags(),
     assets,
   }
   const file = join(BUILD, 'sea-config.json')

@@ -33,6 +33,11 @@ async function healthy(base) {
   }
 }
 
+// Node's flags in `npm start`, which the executable carries too (build.mjs).
+const START_FLAGS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  .scripts.start.split(' ')
+  .filter((word) => word.startsWith('--'))
+
 const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
 
 /** One start: ms from exec to /health 200, and RSS in MB two seconds later. */
@@ -71,13 +76,13 @@ async function main() {
     {
       label: `node dist/server.js (npm's Node ${process.version})`,
       command: process.execPath,
-      args: ['dist/server.js'],
+      args: [...START_FLAGS, 'dist/server.js'],
       cwd: ROOT,
     },
     {
       label: `node dist/server.js (Node ${node.version}, the executable’s)`,
       command: node.bin,
-      args: ['dist/server.js'],
+      args: [...START_FLAGS, 'dist/server.js'],
       cwd: ROOT,
     },
   ]

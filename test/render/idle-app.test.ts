@@ -1,0 +1,29 @@
+import t, { type Test } from 'tap'
+import { bearer, buildTestApp, type TestApp } from '../helper.js'
+import { until } from '../reliability/fault-helpers.js'
+
+async function print(t: Test, app: TestApp, token: string, name: string, template: string): Promise<string> {
+  const created = await app.inject({
+    method: 'POST',
+    url: '/form-templates',
+    headers: bearer(token),
+    payload: { type: 'vitals', name, template, items: [] },
+  })
+  t.equal(created.statusCode, 200, created.body)
+  const rendered = await app.inject({ url: `/form-templates/${created.json().id}/render`, headers: bearer(token) })
+  t.equal(rendered.statusCode, 200, rendered.body)
+  return rendered.body
+}
+
+t.test('RENDER_WORKER_IDLE_SECONDS ends the compile and print workers; the next print starts them', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { RENDER_WORKER_IDLE_SECONDS: 1 })
+  t.equal(app.renderer.workers(), 0, 'no worker before the first print')
+  t.equal(await print(t, app, tokens.writeA, 'first', 'h1= name'), '<h1>first</h1>')
+  t.ok(app.renderer.workers() >= 2, 'a compile and a print worker ran it')
+  await until(() => app.renderer.workers() === 0)
+  t.pass('every worker, the compile worker included, ended once idle')
+  // A layout never seen before: it needs the compile worker, which starts again.
+  t.equal(await print(t, app, tokens.writeA, 'second', 'p= name'), '<p>second</p>')
+  t.ok(app.renderer.workers() >= 2, 'the compile worker and a print worker again')
+  t.same(app.renderer.stats(), { compiles: 2, cacheHits: 0, cached: 2 })
+})
