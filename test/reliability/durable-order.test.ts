@@ -36,6 +36,8 @@ interface SyscallCheck {
 }
 
 const RECORD_ID = /\\"id\\":\\"([0-9a-f]{24})\\"/g
+// A discharge's time, as the audit entry and the feed event store it and every answer shows it.
+const DISCHARGED_AT = /\\"dischargedAt\\":(\d{13})/g
 
 /** Reads an `strace -f -yy -s N` log (one line per call, `<unfinished ...>` / `<... resumed>` across threads). */
 export function checkSyscallOrder(log: string, walFile: string): SyscallCheck {
@@ -45,7 +47,7 @@ export function checkSyscallOrder(log: string, walFile: string): SyscallCheck {
   const writtenAt = new Map<string, number>()
   // The latest start of a finished sync of the WAL: every WAL write before it is on disk.
   let syncedThrough = -1
-  const told = new Set<string>()
+  const toldOf = new Set<string>()
   const result: SyscallCheck = { sends: 0, records: 0, violations: [], syncs: 0 }
   const lines = log.split('\n')
   lines.forEach((text, index) => {
@@ -76,6 +78,8 @@ export function checkSyscallOrder(log: string, walFile: string): SyscallCheck {
     if (resumed && call !== 'fdatasync' && call !== 'fsync') return // counted at its start
     const onWal = target.includes(wal)
     if (/^(pwrite64|write|writev)$/.test(call) && onWal) {
+      for (const [, at] of target.matchAll(DISCHARGED_AT))
+        if (!writtenAt.has(`discharged ${at}`)) writtenAt.set(`discharged ${at}`, start)
       // A row's id is stored bare in its page, between bytes strace may print as octal digits
       // (\\0006b07...): every 24 characters of a run of hex digits may be an id.
       for (const [run] of target.matchAll(/[0-9a-f]{24,}/g))
@@ -89,7 +93,11 @@ export function checkSyscallOrder(log: string, walFile: string): SyscallCheck {
       syncedThrough = Math.max(syncedThrough, start)
     } else if (/^(write|writev|sendmsg|sendto)$/.test(call) && /<TCP(v6)?:\[/.test(target)) {
       result.sends++
-      for (const [, id] of target.matchAll(RECORD_ID)) {
+      const told = [
+        ...[...target.matchAll(RECORD_ID)].map((m) => m[1] as string),
+        ...[...target.matchAll(DISCHARGED_AT)].map((m) => `discharged ${m[1]}`),
+      ]
+      for (const id of told) {
         const written = writtenAt.get(id as string)
         if (written === undefined)
           result.violations.push(`line ${index + 1}: ${id} was sent but never written to the WAL`)
@@ -97,11 +105,11 @@ export function checkSyscallOrder(log: string, walFile: string): SyscallCheck {
           result.violations.push(
             `line ${index + 1}: ${id} was sent before its WAL write (line ${written + 1}) was synced`,
           )
-        told.add(id as string)
+        toldOf.add(id)
       }
     }
   })
-  result.records = told.size
+  result.records = toldOf.size
   return result
 }
 
@@ -216,6 +224,16 @@ for (const mode of ['background', 'commit'] as const) {
           statuses.push(res.status)
           const { id } = (await res.json()) as { id: string }
           ids.push(id)
+          if (i % 2 === 1) {
+            // A discharge: its answer and its event tell of a change to a record already on disk.
+            const discharged = await fetch(`${server.base}/ward-occupants/${id}`, {
+              method: 'PATCH',
+              headers,
+              body: JSON.stringify({ discharge: true }),
+            })
+            statuses.push(discharged.status)
+            await discharged.text()
+          }
           // A read right behind the writes: the newest records, among them other writers' that a
           // batch committed a moment ago, whose answers may still wait for their sync.
           const read = await fetch(`${server.base}/ward-occupants?$sort[createdAt]=-1&$limit=5`, { headers })
@@ -227,7 +245,9 @@ for (const mode of ['background', 'commit'] as const) {
     t.same(new Set(statuses), new Set([200]), 'every write and read answered 200')
     const created = () => feedText.match(/event: ward-occupants created/g)?.length ?? 0
     // The last events may still be on their way when the last answer arrives.
-    for (let waited = 0; created() < WRITERS * WRITES_EACH && waited < 10_000; waited += 50)
+    const patched = () => feedText.match(/event: ward-occupants patched/g)?.length ?? 0
+    const all = () => created() >= WRITERS * WRITES_EACH && patched() >= (WRITERS * WRITES_EACH) / 2
+    for (let waited = 0; !all() && waited < 10_000; waited += 50)
       await new Promise((resolve) => setTimeout(resolve, 50))
     await stop()
     await reading.catch(() => {})
@@ -236,9 +256,10 @@ for (const mode of ['background', 'commit'] as const) {
     const check = checkSyscallOrder(readFileSync(trace, 'utf8'), `${path}-wal`)
     t.same(check.violations.slice(0, 5), [], 'no record told of before it was on disk')
     t.ok(check.syncs > 0, `the WAL was synced (${check.syncs} times)`)
+    t.equal(patched(), (WRITERS * WRITES_EACH) / 2, 'every discharge too')
     t.ok(
-      check.records >= WRITERS * WRITES_EACH,
-      `records checked: ${check.records}, in ${check.sends} sends (every one created, so the check was not vacuous)`,
+      check.records >= WRITERS * WRITES_EACH * 1.5,
+      `records and discharges checked: ${check.records}, in ${check.sends} sends (every one, so the check was not vacuous)`,
     )
   })
 }
