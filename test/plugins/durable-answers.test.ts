@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import t from 'tap'
+import { syncFailedError } from '../../db/storage-faults.js'
 import { SYNC_STALL_MS } from '../../routes/health/index.js'
 import { firstMessage, listeningApp, openStream } from '../feed/helpers.js'
 import { bearer, buildTestApp } from '../helper.js'
@@ -96,4 +97,18 @@ t.test('the live feed keeps delivering while every sync finds a newer commit wai
   )
   t.pass('every change reached the stream')
   stream.close()
+})
+
+t.test('after a failed sync every answer is a 503 that says so, and /health names it until a restart', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { DATABASE_PATH: join(t.testdir(), 'ward.db') })
+  // What the write queue does when the disk fails a sync (test/db/write-queue-durable.test.ts).
+  app.storage.latch(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }))
+  app.writes.whenDurable = () => Promise.reject(syncFailedError())
+  const read = await app.inject({ url: '/ward-occupants', headers: bearer(tokens.readA) })
+  t.equal(read.statusCode, 503)
+  t.equal(read.headers['retry-after'], '30')
+  t.match(read.json(), { code: 'STORAGE_IO_ERROR', message: /may or may not be stored/ })
+  const health = await app.inject({ url: '/health' })
+  t.equal(health.statusCode, 503)
+  t.match(health.json(), { database: 'io', code: 'SQLITE_IOERR_FSYNC', message: /until the service is restarted/ })
 })
