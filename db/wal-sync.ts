@@ -8,9 +8,9 @@ import {
   openSync,
   readdirSync,
   realpathSync,
-  type Stats,
   statSync,
 } from 'node:fs'
+import { promisify } from 'node:util'
 
 /**
  * The fsync of a commit, done off the event loop. With `synchronous=NORMAL` in WAL mode SQLite
@@ -28,11 +28,8 @@ export interface WalSync {
   close(): void
 }
 
-type Callback<T> = (error: NodeJS.ErrnoException | null, value: T) => void
-
-function promised<T>(start: (done: Callback<T>) => void): Promise<T> {
-  return new Promise((resolve, reject) => start((error, value) => (error ? reject(error) : resolve(value))))
-}
+const datasync = promisify(fdatasync)
+const statOf = promisify(fstat)
 
 /** Whether another descriptor of this process is open on the same file (the one SQLite writes). */
 function openedElsewhere(fd: number): boolean {
@@ -65,10 +62,10 @@ export function openWalSync(databasePath: string): WalSync {
   return {
     async sync() {
       if (closed) throw new Error(`${walPath} was closed`)
-      await promised<void>((done) => fdatasync(fd, (error) => done(error, undefined)))
+      await datasync(fd)
       // The WAL is never unlinked while the connection is open; if something did (a person
       // deleting files under a running server), this synced a file nobody reads any more.
-      const stats = await promised<Stats>((done) => fstat(fd, done))
+      const stats = await statOf(fd)
       if (stats.nlink === 0) throw new Error(`${walPath} was removed under the server`)
     },
     close() {

@@ -317,8 +317,7 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       }
     },
     whenDurable() {
-      if (syncFailed) return durableThrough(committed)
-      return durable === committed ? undefined : durableThrough(committed)
+      return durable === committed && !syncFailed ? undefined : durableThrough(committed)
     },
     async settled(timeoutMs = SETTLE_MS) {
       // A disk that stopped answering must not keep the service from stopping.
