@@ -46,7 +46,12 @@ t.test('a crash mid-stream loses nothing: resuming gives every change committed 
   const before = await openStream(`${first.base}/events?resources=ward-occupants`, auth)
   const acknowledged: string[] = []
   const writing = writeUntilGone(first.base, token, acknowledged)
-  await before.until((s) => s.changes().length >= 50, 20_000, 'a first burst of events')
+  // An event and its write's answer leave after the same sync, in either order: wait for both.
+  await before.until(
+    (s) => s.changes().length >= 50 && acknowledged.length >= 50,
+    20_000,
+    'a first burst of events and answers',
+  )
   await stopServer(first, 'SIGKILL')
   await writing
   await before.until((s) => s.ended)
