@@ -1,7 +1,7 @@
 import { chmodSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import BetterSqlite3, { type Database } from 'better-sqlite3'
-import { sqliteOptions } from './connection.js'
+import { sqliteOptions } from './connection-options.js'
 
 /** Scheduled backups are named by their time, so their names sort as their ages do. */
 const NAME = /^facility-(\d{8}T\d{6}\d{3}Z)\.db$/

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import BetterSqlite3, { type Database, type Options } from 'better-sqlite3'
-import { insideExecutable, sqliteAddon } from '../lib/executable.js'
+import BetterSqlite3, { type Database } from 'better-sqlite3'
+import { sqliteOptions } from './connection-options.js'
 import { migrate } from './migrations.js'
 import { keepCopyBeforeMigrating, type PreMigrationCopy } from './pre-migration-copy.js'
 
@@ -11,16 +11,6 @@ export { describeCopy, type PreMigrationCopy } from './pre-migration-copy.js'
 const IN_MEMORY = ':memory:'
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000
-
-/**
- * better-sqlite3's options; inside the single executable, with the SQLite addon it carries
- * (verified, lib/executable.ts), as there is no node_modules to find one in. better-sqlite3 takes
- * an addon object there (lib/binding.js), although its types name only a path.
- */
-export function sqliteOptions(options: Options = {}): Options {
-  if (!insideExecutable()) return options
-  return { ...options, nativeBinding: sqliteAddon() as unknown as string }
-}
 
 export interface OpenOptions {
   /** Told of the copy kept before migrations change a database that holds data (the server logs it). */

@@ -26,7 +26,7 @@ export interface ExecutableManifest {
   /** better-sqlite3's addon for this platform. */
   addon: Asset
   quickjs: Asset
-  /** The print workers' bundles by entry name (`render-worker`). */
+  /** The worker threads' bundles by entry name (`render-worker`, `checkpoint-worker`). */
   workers: Record<string, Asset>
 }
 

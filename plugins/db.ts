@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { applyBedPolicy, type BedPolicy } from '../db/bed-policy.js'
+import { type Checkpointer, createCheckpointer } from '../db/checkpointer.js'
 import { describeCopy, openDatabase } from '../db/connection.js'
 import { type AuditLog, createAuditLog } from '../db/repositories/audit.js'
 import { createBedRepository } from '../db/repositories/beds.js'
@@ -28,6 +29,8 @@ declare module 'fastify' {
     audit: AuditLog
     /** Whether the database can take writes (a full disk, an I/O error ...), for /health. */
     storage: StorageState
+    /** The worker that checkpoints the WAL (null: an in-memory database, the connection's own). */
+    checkpoints: Checkpointer | null
   }
   interface FastifyContextConfig {
     /**
@@ -51,6 +54,13 @@ export interface DbPluginOptions {
   cacheBytes: number
 }
 
+/** A database in a file of its own (not in memory, not a URI), in WAL mode. */
+function inWalFile(db: Database): boolean {
+  const file = db.name
+  if (db.memory || file === '' || file.startsWith('file:')) return false
+  return db.pragma('journal_mode', { simple: true }) === 'wal'
+}
+
 /**
  * The fsync of each commit moved off the event loop (db/wal-sync.ts), for a database in a file of
  * its own in WAL mode; otherwise (in memory, a URI), or when its WAL file cannot be opened and
@@ -58,8 +68,7 @@ export interface DbPluginOptions {
  */
 function backgroundSync(db: Database, log: FastifyInstance['log']): WalSync | undefined {
   const file = db.name
-  if (db.memory || file === '' || file.startsWith('file:')) return undefined
-  if (db.pragma('journal_mode', { simple: true }) !== 'wal') return undefined
+  if (!inWalFile(db)) return undefined
   let walSync: WalSync
   try {
     walSync = openWalSync(file)
@@ -187,6 +196,9 @@ export default fp<DbPluginOptions>(
     })
     logLockWaits(fastify, queue, file, opts.busyTimeoutMs)
     const repos = createRepositories(db, queue, fastify.events, opts)
+    const checkpoints = inWalFile(db) ? createCheckpointer(db, { log: fastify.log }) : null
+    if (checkpoints) queue.onCommit(() => checkpoints.noteCommit())
+    fastify.decorate('checkpoints', checkpoints)
     fastify.decorate('storage', storage)
     fastify.decorate('db', db)
     fastify.decorate('writes', queue)
@@ -203,6 +215,7 @@ export default fp<DbPluginOptions>(
     })
     fastify.addHook('onClose', async function closeDatabase() {
       await queue.settled()
+      await checkpoints?.close()
       db.close()
       walSync?.close()
     })

@@ -9,11 +9,11 @@
  * the whole pile.
  */
 import type { Worker } from 'node:worker_threads'
+import { startWorker } from '../lib/worker-boot.js'
 import type { CompileEngine, CompileOutcome } from './compile.js'
 import type { CompileRequest } from './compile-worker.js'
 import { renderError } from './errors.js'
 import { createFairQueue } from './fair-queue.js'
-import { startWorker } from './worker-boot.js'
 
 export interface Compiler {
   /** `owner` groups compiles for fair turns; compiles of one owner run in arrival order. */
@@ -47,7 +47,7 @@ export function createCompiler(timeoutMs: number, idleMs = 0): Compiler {
   let nextId = 1
 
   function spawn(): Worker {
-    const spawned = startWorker('compile-worker', WORKER_LIMITS)
+    const spawned = startWorker(import.meta.url, 'compile-worker', WORKER_LIMITS)
     spawned.on('message', (message: WorkerMessage) => onMessage(spawned, message))
     spawned.on('error', (error) => onFailure(spawned, error))
     spawned.on('exit', (code) => onFailure(spawned, new Error(`template compiler exited with code ${code}`)))

@@ -5,10 +5,10 @@
  * fails is ended; its render answers 422 and the next render starts a new worker.
  */
 import type { Worker } from 'node:worker_threads'
+import { startWorker } from '../lib/worker-boot.js'
 import { renderError } from './errors.js'
 import type { RenderReply, RenderRequest, SandboxLimits } from './protocol.js'
 import type { EncodedData } from './render-data.js'
-import { startWorker } from './worker-boot.js'
 
 export interface RenderPool {
   /** At most `size` at once: the caller queues the rest (gate.ts). */
@@ -55,7 +55,7 @@ export function createRenderPool(limits: SandboxLimits, size: number, idleMs = 0
   let nextId = 1
 
   function spawn(): Slot {
-    const worker = startWorker('render-worker', WORKER_LIMITS)
+    const worker = startWorker(import.meta.url, 'render-worker', WORKER_LIMITS)
     const slot: Slot = { worker, ready: Promise.resolve(), job: undefined }
     slot.ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => end(slot, new Error('the render worker did not start')), STARTUP_TIMEOUT_MS)

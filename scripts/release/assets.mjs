@@ -30,7 +30,7 @@ export function assetSources(root) {
 
 /**
  * The asset map for the executable's configuration and the manifest (written to `outDir` and made
- * an asset itself). `workers` are the bundles of the print workers by name.
+ * an asset itself). `workers` are the bundles of the worker threads by name.
  */
 export function writeAssets(root, outDir, workers) {
   const sources = assetSources(root)

@@ -1,5 +1,5 @@
 // The single executable's code: three ES module bundles made by esbuild from the TypeScript sources
-// (cli.ts, the executable's entry; the two print workers), with the production dependencies of
+// (cli.ts, the executable's entry; the worker threads' entries), with the production dependencies of
 // package-lock.json inside. The code knows when it runs in the executable (lib/executable.ts); the
 // bundler only sets what a bundle lacks (see `banner` and `define`) and puts the literal-only
 // constant folding in place of constantinople (constantinople.cjs).
@@ -7,7 +7,13 @@ import { readFileSync, realpathSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join, relative, sep } from 'node:path'
 
-export const WORKERS = ['render-worker', 'compile-worker']
+// The worker threads' entries, by the name lib/worker-boot.ts asks for.
+const WORKER_ENTRIES = {
+  'render-worker': 'render/render-worker.ts',
+  'compile-worker': 'render/compile-worker.ts',
+  'checkpoint-worker': 'db/checkpoint-worker.ts',
+}
+export const WORKERS = Object.keys(WORKER_ENTRIES)
 
 // CommonJS dependencies in an ES module bundle still call require() for Node's own modules, and a
 // few read __dirname or __filename: they get the executable's. Their require() loads built-in
@@ -92,7 +98,7 @@ export async function bundle(root, outDir) {
     // pino's transports and pug's filters name modules at run time; the service uses neither.
     logOverride: { 'unsupported-require-call': 'silent', 'unsupported-dynamic-import': 'silent' },
   }
-  const entries = [['main', 'cli.ts'], ...WORKERS.map((name) => [name, `render/${name}.ts`])]
+  const entries = [['main', 'cli.ts'], ...Object.entries(WORKER_ENTRIES)]
   const results = await Promise.all(
     entries.map(([name, entry]) => build({ ...common, entryPoints: [entry], outfile: join(outDir, `${name}.mjs`) })),
   )

@@ -1,0 +1,168 @@
+import { copyFileSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import t, { type Test } from 'tap'
+import { type CheckpointDone, type CheckpointerOptions, createCheckpointer } from '../../db/checkpointer.js'
+
+const PAGE = 4096
+
+function open(t: Test) {
+  const dir = mkdtempSync(join(tmpdir(), 'checkpointer-'))
+  const path = join(dir, 'db.sqlite')
+  const db = new BetterSqlite3(path)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.pragma('busy_timeout = 0')
+  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)')
+  db.pragma('wal_checkpoint(TRUNCATE)')
+  const insert = db.prepare('INSERT INTO notes (text) VALUES (?)')
+  t.teardown(() => {
+    if (db.open) db.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return { dir, path, db, insert }
+}
+
+/** Errors the checkpointer logged. */
+function recordingLog() {
+  const errors: string[] = []
+  return { errors, log: { error: (_fields: object, message: string) => void errors.push(message) } }
+}
+
+function checkpointer(t: Test, db: BetterSqlite3.Database, opts: Omit<CheckpointerOptions, 'log'> = {}) {
+  const { errors, log } = recordingLog()
+  const cp = createCheckpointer(db, { log, intervalMs: 20, ...opts })
+  t.teardown(() => cp.close())
+  return { cp, errors }
+}
+
+/**
+ * Rows the database file itself holds, read from a copy of that file alone: what a checkpoint
+ * copied back is there; what only the WAL holds is not.
+ */
+function rowsInDatabaseFile(dir: string, path: string): number {
+  const copy = join(dir, `copy-${Date.now()}-${Math.random()}.sqlite`)
+  copyFileSync(path, copy)
+  const reader = new BetterSqlite3(copy, { readonly: true })
+  try {
+    return (reader.prepare('SELECT count(*) AS n FROM notes').get() as { n: number }).n
+  } finally {
+    reader.close()
+    rmSync(copy)
+  }
+}
+
+function nextCheckpoint(cp: ReturnType<typeof createCheckpointer>, until: (done: CheckpointDone) => boolean) {
+  return new Promise<CheckpointDone>((resolve) => {
+    const off = cp.onCheckpoint((done) => {
+      if (!until(done)) return
+      off()
+      resolve(done)
+    })
+  })
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function waitFor(what: () => boolean): Promise<void> {
+  while (!what()) await sleep(10)
+}
+
+const autocheckpoint = (db: BetterSqlite3.Database) => db.pragma('wal_autocheckpoint', { simple: true })
+
+t.test('commits reach the database file through the worker, the server connection checkpointing nothing', async (t) => {
+  const { dir, path, db, insert } = open(t)
+  const { cp, errors } = checkpointer(t, db)
+  t.equal(rowsInDatabaseFile(dir, path), 0)
+  insert.run('first')
+  cp.noteCommit()
+  await waitFor(() => cp.running)
+  t.equal(autocheckpoint(db), 0, 'the server connection leaves checkpoints to the worker')
+  for (let i = 0; i < 99; i++) insert.run(`note ${i}`)
+  cp.noteCommit()
+  await nextCheckpoint(cp, (done) => done.copied === done.frames && done.frames > 0)
+  t.equal(rowsInDatabaseFile(dir, path), 100, 'every committed row is in the database file')
+  t.same(errors, [])
+})
+
+t.test('nothing checkpoints while another program does it alone, and the worker starts after', async (t) => {
+  const { dir, path, db, insert } = open(t)
+  const { cp, errors } = checkpointer(t, db)
+  cp.hold(true)
+  t.equal(autocheckpoint(db), 0)
+  insert.run('held')
+  cp.noteCommit()
+  await sleep(200)
+  t.notOk(cp.running, 'no worker starts while held')
+  t.equal(rowsInDatabaseFile(dir, path), 0, 'the WAL was left alone')
+  cp.hold(false)
+  t.equal(autocheckpoint(db), 1000, 'without a worker the connection checkpoints itself, as SQLite does')
+  insert.run('released')
+  cp.noteCommit()
+  await nextCheckpoint(cp, (done) => done.copied === done.frames && done.frames > 0)
+  t.equal(rowsInDatabaseFile(dir, path), 2)
+  t.same(errors, [])
+})
+
+t.test('the worker ends after an idle time, quietly, and the next commit starts it again', async (t) => {
+  const { db, insert } = open(t)
+  const { cp, errors } = checkpointer(t, db, { idleMs: 100 })
+  insert.run('one')
+  cp.noteCommit()
+  await waitFor(() => cp.running)
+  await waitFor(() => !cp.running)
+  t.equal(autocheckpoint(db), 1000, 'the connection checkpoints itself again while no worker runs')
+  t.same(errors, [], 'an idle end is no error')
+  insert.run('two')
+  cp.noteCommit()
+  await waitFor(() => cp.running)
+  t.equal(autocheckpoint(db), 0)
+})
+
+t.test('a WAL written to without a pause still starts over', async (t) => {
+  const { path, db, insert } = open(t)
+  const walLimitFrames = 200
+  const { cp, errors } = checkpointer(t, db, { intervalMs: 5, walLimitFrames })
+  const overLimit = nextCheckpoint(cp, (done) => done.frames >= walLimitFrames)
+  let stop = false
+  let written = 0
+  // A commit every millisecond or so, as a busy server's batches come: a passive checkpoint (two
+  // fsyncs) never finds every frame copied when the next write begins.
+  const writing = (async () => {
+    while (!stop) {
+      try {
+        insert.run('x'.repeat(3500))
+        cp.noteCommit()
+        written++
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error
+      }
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  })()
+  await overLimit
+  const before = written
+  await waitFor(() => written > before + 20 * walLimitFrames)
+  stop = true
+  await writing
+  // Each commit here writes a page of its own and more: a WAL that never started over would have
+  // grown by more than a page per commit. Started over, it is written from its start again and
+  // its file stays about as large as the WAL grew while one checkpoint ran, however many commits.
+  const commits = written - before
+  const walPages = Math.round(statSync(`${path}-wal`).size / PAGE)
+  t.ok(walPages < commits, `the WAL file holds ${walPages} pages after ${commits} more commits`)
+  t.same(errors, [])
+})
+
+t.test('a worker that cannot open the database leaves checkpoints to the server connection, and says so', async (t) => {
+  const { dir, path, db, insert } = open(t)
+  const { cp, errors } = checkpointer(t, db)
+  // The file moved away under the running server: the worker opens by name and finds nothing.
+  renameSync(path, join(dir, 'moved.sqlite'))
+  insert.run('after the move')
+  cp.noteCommit()
+  await waitFor(() => errors.some((message) => message.includes('the checkpoint worker ended')))
+  t.notOk(cp.running)
+  t.equal(autocheckpoint(db), 1000)
+})
