@@ -146,12 +146,13 @@ t.test('a WAL written to without a pause still starts over', async (t) => {
   await waitFor(() => written > before + 20 * walLimitFrames)
   stop = true
   await writing
-  // Each commit here writes a page of its own and more: a WAL that never started over would have
-  // grown by more than a page per commit. Started over, it is written from its start again and
-  // its file stays about as large as the WAL grew while one checkpoint ran, however many commits.
+  // Each commit here writes a page of its own and more (about three frames): a WAL that never
+  // started over grows by that much per commit (12 000–14 000 pages here, shown red). Started
+  // over, it is written from its start again, and its file stays about as large as the WAL grew
+  // while one checkpoint ran (2 000–5 000 pages, the most on a busy machine), however many commits.
   const commits = written - before
   const walPages = Math.round(statSync(`${path}-wal`).size / PAGE)
-  t.ok(walPages < commits, `the WAL file holds ${walPages} pages after ${commits} more commits`)
+  t.ok(walPages < 2 * commits, `the WAL file holds ${walPages} pages after ${commits} more commits`)
   t.same(errors, [])
 })
 
