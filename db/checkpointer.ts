@@ -94,8 +94,18 @@ export function createCheckpointer(db: Database, opts: CheckpointerOptions): Che
     Atomics.store(flags, SIGNAL.serverCatchingUp, 0)
   }
 
+  // A worker that could not even be started is not tried again at every commit.
+  let unavailable = false
+
   function start(): void {
-    const started = startWorker(import.meta.url, 'checkpoint-worker', WORKER_LIMITS, data)
+    let started: Worker
+    try {
+      started = startWorker(import.meta.url, 'checkpoint-worker', WORKER_LIMITS, data)
+    } catch (error) {
+      unavailable = true
+      log.error({ err: error, file: db.name }, `${db.name}: no checkpoint worker; the server checkpoints itself`)
+      return
+    }
     started.unref()
     worker = started
     let endedIdle = false
@@ -129,7 +139,7 @@ export function createCheckpointer(db: Database, opts: CheckpointerOptions): Che
     noteCommit() {
       Atomics.add(flags, SIGNAL.commits, 1)
       if (catchingUp) catchUp()
-      if (worker === null && !held && !closing) start()
+      if (worker === null && !held && !closing && !unavailable) start()
     },
     hold(value) {
       held = value

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
 import { stopServer } from '../reliability/server-process.js'
 import { bareEnvironment, installAlone, readEvents, releaseBuild, runExecutable, serveExecutable } from './helpers.js'
@@ -11,6 +12,27 @@ import { bareEnvironment, installAlone, readEvents, releaseBuild, runExecutable,
 const release = releaseBuild()
 
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex')
+
+/**
+ * Whether the database file alone (a copy, without its WAL) holds the ward occupant: only a
+ * checkpoint puts it there, and while the server runs only its checkpoint worker makes one.
+ */
+async function inDatabaseFile(database: string, id: string): Promise<boolean> {
+  for (let tries = 0; tries < 100; tries++) {
+    const copy = `${database}.copy-${tries}`
+    copyFileSync(database, copy)
+    const reader = new BetterSqlite3(copy, { readonly: true })
+    try {
+      if (reader.prepare('SELECT 1 FROM ward_occupants WHERE id = ?').get(id)) return true
+    } catch {
+      // The copy may catch a page in the middle of being written: try again.
+    } finally {
+      reader.close()
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return false
+}
 
 t.test('the release: the executable, its archive, and their checksums', async (t) => {
   const sums = readFileSync(release.sums, 'utf8').trim().split('\n')
@@ -89,6 +111,8 @@ t.test('the ward works from the executable alone: HTTP, the feed, print and the 
   const stream = await events
   t.match(stream, /event: ward-occupants created\ndata: .*"B-1"/, 'the admission on /events')
   t.match(stream, /event: ward-occupants patched\ndata: .*"dischargedAt"/, 'the discharge on /events')
+  t.ok(await inDatabaseFile(join(install.dir, 'data', 'facility.db'), id), 'the checkpoint worker copied it back')
+  t.notMatch(server.output(), /checkpoint/, 'no checkpoint failed')
 
   t.match(await (await fetch(`${base}/board`)).text(), /<html/, '/board')
   t.equal((await fetch(`${base}/board/board.js`)).status, 200, 'the board’s script')
