@@ -113,6 +113,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     busyTimeoutMs: opts.config.DATABASE_BUSY_TIMEOUT_MS,
     durableSync: opts.config.DURABLE_SYNC,
     pageCacheBytes: opts.config.NOTIFICATION_PAGE_CACHE_BYTES,
+    occupantPageCacheBytes: opts.config.WARD_OCCUPANT_PAGE_CACHE_BYTES,
     cacheBytes: opts.config.DATABASE_CACHE_BYTES,
   })
   await fastify.register(retentionPlugin)

@@ -145,6 +145,13 @@ export const ConfigSchema = Type.Object({
     description:
       'memory for notification pages remembered until the database next changes (a ward polls the same pages); 0 turns it off',
   }),
+  WARD_OCCUPANT_PAGE_CACHE_BYTES: Type.Integer({
+    minimum: 0,
+    maximum: 1_073_741_824,
+    default: 8_388_608,
+    description:
+      'memory for ward occupant list pages remembered until the database next changes (a bed board polls the same lists); 0 turns it off',
+  }),
   BACKUP_DIR: Type.String({
     default: '',
     description:

@@ -22,7 +22,12 @@ interface Remembered<T> {
  * the counters and the rows come from one snapshot, and never inside a transaction that may still
  * roll back (the counters would stay moved on while the rows went back).
  */
-export function createReadMemo<T>(db: Database, maxBytes: number, sizeOf: (value: T) => number) {
+export interface ReadMemo<T> {
+  /** The remembered answer under `key`, or `compute()`'s, remembered. */
+  remember(key: string, compute: () => T): T
+}
+
+export function createReadMemo<T>(db: Database, maxBytes: number, sizeOf: (value: T) => number): ReadMemo<T> {
   const state = db.prepare<[], string>("SELECT data_version || ',' || total_changes() FROM pragma_data_version").pluck()
   const answers = createLru<Remembered<T>>(Number.POSITIVE_INFINITY, maxBytes, (answer) => answer.bytes)
   let seenState: string | undefined

@@ -48,6 +48,8 @@ export interface DbPluginOptions {
   busyTimeoutMs: number
   /** Memory for notification pages asked again before anything changed (0: none). */
   pageCacheBytes: number
+  /** The same for ward occupant lists (WARD_OCCUPANT_PAGE_CACHE_BYTES; absent: none). */
+  occupantPageCacheBytes?: number
   /** Where a commit waits for the disk (DURABLE_SYNC): a worker thread, or COMMIT itself. */
   durableSync?: 'background' | 'commit'
   /** SQLite's page cache of this connection (DATABASE_CACHE_BYTES). */
@@ -121,7 +123,13 @@ function createRepositories(
     audit,
     feed,
     tokens,
-    wardOccupants: createWardOccupantRepository(db, { audit, feed, events, writes }),
+    wardOccupants: createWardOccupantRepository(db, {
+      audit,
+      feed,
+      events,
+      writes,
+      pageCacheBytes: opts.occupantPageCacheBytes,
+    }),
     beds: createBedRepository(db),
     formTemplates: createFormTemplateRepository(db, { audit, feed, writes }),
     notifications: createNotificationRepository(db, { feed, writes, pageCacheBytes: opts.pageCacheBytes }),

@@ -110,6 +110,16 @@ t.test(
   },
 )
 
+t.test(
+  'WARD_OCCUPANT_PAGE_CACHE_BYTES: 8 MiB by default, 0 turns it off, negative or over 1 GiB refused',
+  async (t) => {
+    t.equal(loadConfig({}).WARD_OCCUPANT_PAGE_CACHE_BYTES, 8_388_608)
+    t.equal(loadConfig({ WARD_OCCUPANT_PAGE_CACHE_BYTES: '0' }).WARD_OCCUPANT_PAGE_CACHE_BYTES, 0)
+    for (const text of ['-1', '1073741825', '8MB', '1e6'])
+      t.throws(() => loadConfig({ WARD_OCCUPANT_PAGE_CACHE_BYTES: text }), /WARD_OCCUPANT_PAGE_CACHE_BYTES=/, text)
+  },
+)
+
 t.test('DATABASE_CACHE_BYTES: 32 MiB by default, from 1 MiB to 1 GiB, whole bytes only', async (t) => {
   t.equal(loadConfig({}).DATABASE_CACHE_BYTES, 33_554_432)
   t.equal(loadConfig({ DATABASE_CACHE_BYTES: '8388608' }).DATABASE_CACHE_BYTES, 8_388_608)

@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3'
+import type { ReadMemo } from '../read-memo.js'
 import type { Condition, ListQuery } from './query.js'
 
 /** What a caller may see before any filter of its own: its facility, or everything. */
@@ -164,6 +165,11 @@ export interface JsonPage {
   skip: number
 }
 
+/** The memory a remembered page holds: a JavaScript string takes about two bytes per character. */
+export function jsonPageBytes(page: JsonPage): number {
+  return 2 * page.json.length + 64
+}
+
 /**
  * The same lists as createLister, for records whose fields are all scalar columns, with SQLite
  * writing the records' JSON (jsonRecord) instead of JavaScript building objects and Fastify
@@ -174,6 +180,7 @@ export function createJsonLister(
   db: Database,
   table: string,
   fields: readonly JsonField[],
+  memo?: ReadMemo<JsonPage>,
 ): (base: Condition, query: ListQuery) => JsonPage {
   const prepare = statementCache(db)
   // Keyed by the short parts of the query; the record's SQL (a kilobyte) is built once per selection.
@@ -196,14 +203,21 @@ export function createJsonLister(
 
   // One read transaction for the count and the page: one lock instead of two, and a total that
   // always matches the records, even while another process (the CLI) writes.
-  return db.transaction(function list(base: Condition, query: ListQuery): JsonPage {
-    const where = `(${base.sql}) AND (${query.filter.sql})`
-    const params = [...base.params, ...query.filter.params]
+  function read(where: string, params: unknown[], query: ListQuery): JsonPage {
     const total = countOf(prepare, table, where, params)
     const page = { total, limit: query.limit, skip: query.skip }
     if (query.limit === 0 || query.skip >= total) return { json: '[]', ...page }
     const { statement, record } = pageStatement(where, query)
     const records = statement.all(...params, query.limit, query.skip) as string[]
     return { json: record.clean(`[${records.join(',')}]`), ...page }
+  }
+
+  return db.transaction(function list(base: Condition, query: ListQuery): JsonPage {
+    const where = `(${base.sql}) AND (${query.filter.sql})`
+    const params = [...base.params, ...query.filter.params]
+    if (!memo) return read(where, params, query)
+    // Everything the page depends on besides the rows: the scope and the query, as SQL and values.
+    const key = JSON.stringify([where, params, query.orderBy, query.limit, query.skip, query.select])
+    return memo.remember(key, () => read(where, params, query))
   })
 }

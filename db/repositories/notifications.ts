@@ -7,7 +7,7 @@ import { DIRECTIONS, type Direction, type Notification } from '../../schemas/not
 export type { NewNotification }
 
 import { DEFAULT_BUSY_TIMEOUT_MS } from '../connection.js'
-import { createLister, type JsonPage, type Page, pick } from '../query/list.js'
+import { createLister, type JsonPage, jsonPageBytes, type Page, pick } from '../query/list.js'
 import { type ListQuery, parseListQuery } from '../query/query.js'
 import { createReadMemo } from '../read-memo.js'
 import { StorageState } from '../storage-faults.js'
@@ -102,8 +102,7 @@ export function createNotificationRepository(db: Database, options: Notification
   )
   const list = createLister<Row, Notification>(db, 'notifications', toRecord)
   const inbox = createInbox(db)
-  // A JavaScript string takes about two bytes per character.
-  const inboxPages = createReadMemo<JsonPage>(db, options.pageCacheBytes ?? 0, (page) => 2 * page.json.length + 64)
+  const inboxPages = createReadMemo<JsonPage>(db, options.pageCacheBytes ?? 0, jsonPageBytes)
   // Without a server (the CLI, a script), a feed log and a write queue of this connection's own:
   // the server's feed finds what they append by polling. The server passes its shared ones.
   const feed = options.feed ?? createFeedLog(db)

@@ -6,8 +6,16 @@ import type { ServiceEventBus, WardOccupantEvent } from '../../domain/ward-event
 import { newId } from '../../lib/ids.js'
 import { WardOccupant, type WardOccupantCreate, type WardOccupantPatch } from '../../schemas/ward-occupants.js'
 import { ACTIVE_BED_INDEX } from '../bed-policy.js'
-import { createJsonLister, facilityCondition, type JsonField, jsonRecord, type Scope } from '../query/list.js'
+import {
+  createJsonLister,
+  facilityCondition,
+  type JsonField,
+  jsonPageBytes,
+  jsonRecord,
+  type Scope,
+} from '../query/list.js'
 import { type FieldMap, parseListQuery } from '../query/query.js'
+import { createReadMemo } from '../read-memo.js'
 import type { WriteQueue } from '../write-queue.js'
 import { type ChangeLogs, logChange } from './changes.js'
 
@@ -82,6 +90,8 @@ function isActiveBedConflict(error: unknown): boolean {
 export interface WardOccupantRepositoryOptions extends ChangeLogs {
   events: ServiceEventBus
   writes: WriteQueue
+  /** Memory for list pages asked again before anything changed (0: none). */
+  pageCacheBytes?: number
 }
 
 export function createWardOccupantRepository(db: Database, opts: WardOccupantRepositoryOptions) {
@@ -107,7 +117,9 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
       `SELECT r.facility, r.version, ${json.sql} FROM ward_occupants r WHERE r.id = ?`,
     )
     .raw()
-  const list = createJsonLister(db, 'ward_occupants', JSON_FIELDS)
+  // A bed board or a tablet polls the same lists: pages are remembered until the database changes.
+  const pages = createReadMemo(db, opts.pageCacheBytes ?? 0, jsonPageBytes)
+  const list = createJsonLister(db, 'ward_occupants', JSON_FIELDS, pages)
 
   /** The row if it exists and the caller's facility may see it; otherwise 404, revealing nothing. */
   function visibleRow(scope: Scope, id: string): WardOccupantRow {
