@@ -25,3 +25,10 @@ export type CheckpointerMessage =
   | { type: 'error'; message: string; code: string | undefined }
   /** Ends on its own: nothing to copy for `idleMs`. */
   | { type: 'idle' }
+
+/** What `PRAGMA wal_checkpoint` answers: frames in the WAL, and how many are back in the database. */
+export interface CheckpointRow {
+  busy: number
+  log: number
+  checkpointed: number
+}

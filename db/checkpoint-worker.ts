@@ -6,14 +6,13 @@
 
 import { parentPort, workerData } from 'node:worker_threads'
 import BetterSqlite3 from 'better-sqlite3'
-import { type CheckpointerMessage, type CheckpointWorkerData, SIGNAL } from './checkpoint-protocol.js'
+import {
+  type CheckpointerMessage,
+  type CheckpointRow,
+  type CheckpointWorkerData,
+  SIGNAL,
+} from './checkpoint-protocol.js'
 import { sqliteOptions } from './connection-options.js'
-
-interface CheckpointRow {
-  busy: number
-  log: number
-  checkpointed: number
-}
 
 const { path, signal, intervalMs, idleMs } = (workerData as { data: CheckpointWorkerData }).data
 const flags = new Int32Array(signal)

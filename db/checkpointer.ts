@@ -22,7 +22,12 @@
 import type { Worker } from 'node:worker_threads'
 import type { Database } from 'better-sqlite3'
 import { startWorker } from '../lib/worker-boot.js'
-import { type CheckpointerMessage, type CheckpointWorkerData, SIGNAL } from './checkpoint-protocol.js'
+import {
+  type CheckpointerMessage,
+  type CheckpointRow,
+  type CheckpointWorkerData,
+  SIGNAL,
+} from './checkpoint-protocol.js'
 
 export interface CheckpointDone {
   /** Frames in the WAL, and how many of them are back in the database file. */
@@ -87,8 +92,15 @@ export function createCheckpointer(db: Database, opts: CheckpointerOptions): Che
 
   function catchUp(): void {
     if (!db.open || db.inTransaction || held) return
-    // Busy while the worker's last checkpoint still runs: tried again after the next commit.
-    const [row] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[]
+    let row: CheckpointRow | undefined
+    try {
+      // Busy while the worker's last checkpoint still runs: tried again after the next commit.
+      row = (db.pragma('wal_checkpoint(PASSIVE)') as CheckpointRow[])[0]
+    } catch (error) {
+      // Runs after a commit, inside the write queue: a failure here must not become the writes'.
+      log.error({ err: error, file: db.name }, `${db.name}: a checkpoint failed`)
+      return
+    }
     if (row === undefined || row.busy !== 0 || row.checkpointed < row.log) return
     catchingUp = false
     Atomics.store(flags, SIGNAL.serverCatchingUp, 0)
