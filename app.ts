@@ -114,6 +114,8 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     durableSync: opts.config.DURABLE_SYNC,
     pageCacheBytes: opts.config.NOTIFICATION_PAGE_CACHE_BYTES,
     occupantPageCacheBytes: opts.config.WARD_OCCUPANT_PAGE_CACHE_BYTES,
+    // With a replica Litestream checkpoints, and the server only while Litestream is down, as before.
+    checkpointWorker: opts.config.REPLICA_URL === '',
     cacheBytes: opts.config.DATABASE_CACHE_BYTES,
   })
   await fastify.register(retentionPlugin)

@@ -4,10 +4,8 @@
 export const SIGNAL = {
   /** Commits that stored something, counted by the server. */
   commits: 0,
-  /** 1 while another program checkpoints alone (Litestream): the worker leaves the WAL alone. */
-  held: 1,
   /** 1 while the server's connection copies the last frames itself (db/checkpointer.ts, walLimitFrames). */
-  serverCatchingUp: 2,
+  serverCatchingUp: 1,
 } as const
 
 export interface CheckpointWorkerData {

@@ -42,9 +42,9 @@ function stop(): void {
 
 function checkpoint(): void {
   const commits = Atomics.load(flags, SIGNAL.commits)
-  // While Litestream checkpoints alone, this worker has nothing to do, so it too ends after a while.
-  const othersCheckpoint = Atomics.load(flags, SIGNAL.held) === 1 || Atomics.load(flags, SIGNAL.serverCatchingUp) === 1
-  if (othersCheckpoint || (commits === seenCommits && !framesLeft)) {
+  // While the server's connection catches up, this worker leaves the WAL to it.
+  const serverCatchingUp = Atomics.load(flags, SIGNAL.serverCatchingUp) === 1
+  if (serverCatchingUp || (commits === seenCommits && !framesLeft)) {
     if (Date.now() - lastCommitSeenAt < idleMs) return
     post({ type: 'idle' })
     stop()

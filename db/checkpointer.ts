@@ -16,7 +16,9 @@
  *
  * The worker starts with the first commit and
  * ends after a while without any (its memory goes back, as the print workers' does); without it,
- * and should it fail, the server's connection checkpoints itself, as SQLite does by default.
+ * and should it fail, the server's connection checkpoints itself, as SQLite does by default. With a
+ * replica (REPLICA_URL) there is no worker: Litestream checkpoints, and the server only while
+ * Litestream is down (plugins/replication.ts).
  */
 
 import type { Worker } from 'node:worker_threads'
@@ -38,8 +40,6 @@ export interface CheckpointDone {
 export interface Checkpointer {
   /** After each commit that stored something: starts the worker, or has it checkpoint soon. */
   noteCommit(): void
-  /** While another program checkpoints alone (Litestream), neither the worker nor the server does. */
-  hold(held: boolean): void
   /** Each checkpoint the worker made. */
   onCheckpoint(listener: (done: CheckpointDone) => void): () => void
   /** Whether the worker is up and the server's connection leaves checkpoints to it. */
@@ -66,7 +66,7 @@ const WORKER_LIMITS = { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 1,
 
 /** For a connection to a database in a file of its own, in WAL mode. */
 export function createCheckpointer(db: Database, opts: CheckpointerOptions): Checkpointer {
-  const signal = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * 3)
+  const signal = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * 2)
   const flags = new Int32Array(signal)
   const { log, walLimitFrames = WAL_LIMIT_FRAMES, ...settings } = opts
   const data: CheckpointWorkerData = { ...DEFAULTS, ...settings, path: db.name, signal }
@@ -75,10 +75,9 @@ export function createCheckpointer(db: Database, opts: CheckpointerOptions): Che
   let exited: Promise<void> = Promise.resolve()
   let running = false
   let closing = false
-  let held = false
 
   function setAutocheckpoint(): void {
-    if (db.open) db.pragma(`wal_autocheckpoint = ${running || held ? 0 : AUTOCHECKPOINT_PAGES}`)
+    if (db.open) db.pragma(`wal_autocheckpoint = ${running ? 0 : AUTOCHECKPOINT_PAGES}`)
   }
 
   // Past the limit: the worker pauses, and after each commit the server's connection copies the
@@ -91,7 +90,7 @@ export function createCheckpointer(db: Database, opts: CheckpointerOptions): Che
   }
 
   function catchUp(): void {
-    if (!db.open || db.inTransaction || held) return
+    if (!db.open || db.inTransaction) return
     let row: CheckpointRow | undefined
     try {
       // Busy while the worker's last checkpoint still runs: tried again after the next commit.
@@ -151,12 +150,7 @@ export function createCheckpointer(db: Database, opts: CheckpointerOptions): Che
     noteCommit() {
       Atomics.add(flags, SIGNAL.commits, 1)
       if (catchingUp) catchUp()
-      if (worker === null && !held && !closing && !unavailable) start()
-    },
-    hold(value) {
-      held = value
-      Atomics.store(flags, SIGNAL.held, value ? 1 : 0)
-      setAutocheckpoint()
+      if (worker === null && !closing && !unavailable) start()
     },
     onCheckpoint(listener) {
       listeners.add(listener)

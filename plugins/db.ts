@@ -52,6 +52,8 @@ export interface DbPluginOptions {
   occupantPageCacheBytes?: number
   /** Where a commit waits for the disk (DURABLE_SYNC): a worker thread, or COMMIT itself. */
   durableSync?: 'background' | 'commit'
+  /** Whether a worker thread checkpoints (db/checkpointer.ts); absent: yes, for a WAL file. */
+  checkpointWorker?: boolean
   /** SQLite's page cache of this connection (DATABASE_CACHE_BYTES). */
   cacheBytes: number
 }
@@ -204,7 +206,8 @@ export default fp<DbPluginOptions>(
     })
     logLockWaits(fastify, queue, file, opts.busyTimeoutMs)
     const repos = createRepositories(db, queue, fastify.events, opts)
-    const checkpoints = inWalFile(db) ? createCheckpointer(db, { log: fastify.log }) : null
+    const checkpoints =
+      opts.checkpointWorker !== false && inWalFile(db) ? createCheckpointer(db, { log: fastify.log }) : null
     if (checkpoints) queue.onCommit(() => checkpoints.noteCommit())
     fastify.decorate('checkpoints', checkpoints)
     fastify.decorate('storage', storage)

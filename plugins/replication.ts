@@ -87,8 +87,7 @@ export default fp<ReplicationOptions>(
         // While Litestream runs it alone checkpoints: one by the server could restart the WAL
         // before Litestream copied it, and Litestream would start over with a full snapshot.
         onRunning: (running) => {
-          if (fastify.checkpoints) fastify.checkpoints.hold(running)
-          else if (db.open) db.pragma(`wal_autocheckpoint = ${running ? 0 : AUTOCHECKPOINT_PAGES}`)
+          if (db.open) db.pragma(`wal_autocheckpoint = ${running ? 0 : AUTOCHECKPOINT_PAGES}`)
         },
       })
       const running = supervisor

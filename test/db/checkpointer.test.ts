@@ -86,25 +86,6 @@ t.test('commits reach the database file through the worker, the server connectio
   t.same(errors, [])
 })
 
-t.test('nothing checkpoints while another program does it alone, and the worker starts after', async (t) => {
-  const { dir, path, db, insert } = open(t)
-  const { cp, errors } = checkpointer(t, db)
-  cp.hold(true)
-  t.equal(autocheckpoint(db), 0)
-  insert.run('held')
-  cp.noteCommit()
-  await sleep(200)
-  t.notOk(cp.running, 'no worker starts while held')
-  t.equal(rowsInDatabaseFile(dir, path), 0, 'the WAL was left alone')
-  cp.hold(false)
-  t.equal(autocheckpoint(db), 1000, 'without a worker the connection checkpoints itself, as SQLite does')
-  insert.run('released')
-  cp.noteCommit()
-  await nextCheckpoint(cp, (done) => done.copied === done.frames && done.frames > 0)
-  t.equal(rowsInDatabaseFile(dir, path), 2)
-  t.same(errors, [])
-})
-
 t.test('the worker ends after an idle time, quietly, and the next commit starts it again', async (t) => {
   const { db, insert } = open(t)
   const { cp, errors } = checkpointer(t, db, { idleMs: 100 })
