@@ -103,7 +103,8 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     maximum: 1_073_741_824,
     default: 16_777_216,
-    description: 'memory for compiled print layouts (at most 200 are kept); 0 compiles every print again',
+    description:
+      'memory for compiled print layouts, one copy per distinct layout (templates that share a layout share it); 0 compiles every print again',
   }),
   RENDER_WORKER_IDLE_SECONDS: Type.Integer({
     minimum: 0,

@@ -1,9 +1,11 @@
 /**
  * Renders user-written pug and ejs print layouts. Templates are compiled in a worker thread
  * (compiler.ts) and run in a fresh QuickJS WebAssembly instance per render (quickjs.ts) in one
- * of the render workers (render-pool.ts), with a time, memory and output limit; the outcome of a
- * compile (the code, or the error, an exceeded time limit included) is cached per cache key.
+ * of the render workers (render-pool.ts), with a time, memory and output limit. Compiled code is
+ * cached by what it is made from (engine and layout), so templates that share a layout share one
+ * copy; an error (an exceeded time limit included) is cached per cache key, i.e. per version.
  */
+import { createHash } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { createLru } from '../lib/lru.js'
 import { createCompiler } from './compiler.js'
@@ -60,6 +62,7 @@ export interface Renderer {
 }
 
 export interface RendererOptions {
+  /** At most this many cache entries (default: no bound but `cacheBytes`). */
   cacheEntries?: number
   /** Memory for compiled layouts (a JavaScript string takes about two bytes a character). */
   cacheBytes?: number
@@ -70,22 +73,27 @@ export interface RendererOptions {
   workerIdleMs?: number
 }
 
-interface Compiled {
-  engine: RenderEngine
-  source: string
-  outcome: { ok: true; body: string } | { ok: false; error: RenderError }
-}
+/** A compiled layout, under its content key; or an error, under the job's cache key. */
+type Compiled = { ok: true; body: string } | { ok: false; engine: RenderEngine; source: string; error: RenderError }
 
 interface InFlight {
-  engine: RenderEngine
-  source: string
   body: Promise<string>
 }
 
 const DEFAULT_CACHE_BYTES = 16 * 1024 * 1024
+/** What an entry costs beside its text (the map entry, its key, the object): bounds tiny entries. */
+const ENTRY_OVERHEAD_BYTES = 256
 
 function weigh(compiled: Compiled): number {
-  return 2 * (compiled.source.length + (compiled.outcome.ok ? compiled.outcome.body.length : 0))
+  return ENTRY_OVERHEAD_BYTES + 2 * (compiled.ok ? compiled.body.length : compiled.source.length)
+}
+
+/**
+ * The compiled code depends only on the engine and the layout: wards copy their layouts from one
+ * another, and each copy (each template, each version) would otherwise keep and compile its own.
+ */
+function contentKey(job: RenderJob): string {
+  return `c:${job.engine}:${createHash('sha256').update(job.source).digest('base64')}`
 }
 
 /** A reused key with other source or engine is a new template, never a stale cache hit. */
@@ -105,48 +113,57 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
     maxConcurrent,
     options.workerIdleMs ?? 0,
   )
-  const cache = createLru<Compiled>(options.cacheEntries ?? 200, options.cacheBytes ?? DEFAULT_CACHE_BYTES, weigh)
+  const cache = createLru<Compiled>(
+    options.cacheEntries ?? Number.POSITIVE_INFINITY,
+    options.cacheBytes ?? DEFAULT_CACHE_BYTES,
+    weigh,
+  )
   const inFlight = new Map<string, InFlight>()
   const counters = { compiles: 0, cacheHits: 0 }
   let closed = false
 
-  async function compileAndCache(job: RenderJob): Promise<string> {
+  async function compileAndCache(job: RenderJob, key: string): Promise<string> {
     counters.compiles++
-    const compiling = compiler.compile(job.engine, job.source, job.owner)
-    const flight: InFlight = { engine: job.engine, source: job.source, body: compiling }
-    inFlight.set(job.cacheKey, flight)
+    const flight: InFlight = { body: compiler.compile(job.engine, job.source, job.owner) }
+    inFlight.set(key, flight)
     try {
       const body = await flight.body
-      cache.set(job.cacheKey, { engine: job.engine, source: job.source, outcome: { ok: true, body } })
+      cache.set(key, { ok: true, body })
       return body
     } catch (error) {
       // The compiler rejects with a RenderError only for what the layout itself caused: a syntax
       // error, or the time or memory limit of its own compile (the clock starts when the worker
       // takes the job, so waiting in the queue does not count). Remembered like a result, so a
-      // layout that takes too long to compile costs that time once per version, not per request.
+      // layout that takes too long to compile costs that time once per version, not per request;
+      // per version, not per layout, so saving the template again is a way to try once more.
       // Anything else (the worker failed to start, the renderer closed) is tried again next time.
       if (error instanceof RenderError) {
-        cache.set(job.cacheKey, { engine: job.engine, source: job.source, outcome: { ok: false, error } })
+        cache.set(`v:${job.cacheKey}`, { ok: false, engine: job.engine, source: job.source, error })
       }
       throw error
     } finally {
-      if (inFlight.get(job.cacheKey) === flight) inFlight.delete(job.cacheKey)
+      if (inFlight.get(key) === flight) inFlight.delete(key)
     }
   }
 
   function compiled(job: RenderJob): Promise<string> {
-    const cached = cache.get(job.cacheKey)
-    if (cached && sameTemplate(cached, job)) {
+    const failed = cache.get(`v:${job.cacheKey}`)
+    if (failed && !failed.ok && sameTemplate(failed, job)) {
       counters.cacheHits++
-      if (cached.outcome.ok) return Promise.resolve(cached.outcome.body)
-      return Promise.reject(renderError(cached.outcome.error.code, cached.outcome.error.message))
+      return Promise.reject(renderError(failed.error.code, failed.error.message))
     }
-    const flight = inFlight.get(job.cacheKey)
-    if (flight && sameTemplate(flight, job)) {
+    const key = contentKey(job)
+    const cached = cache.get(key)
+    if (cached?.ok) {
+      counters.cacheHits++
+      return Promise.resolve(cached.body)
+    }
+    const flight = inFlight.get(key)
+    if (flight) {
       counters.cacheHits++
       return flight.body
     }
-    return compileAndCache(job)
+    return compileAndCache(job, key)
   }
 
   return {

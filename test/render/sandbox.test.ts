@@ -194,6 +194,25 @@ t.test('a second render of the same cache key does not compile again', async (t)
   t.equal(renderer.stats().cacheHits, 3)
 })
 
+t.test('templates that share a layout share one compile and one cache entry', async (t) => {
+  const renderer = testRenderer(t)
+  t.equal(await renderer.render(job('pug', 'p= n', { n: 1 }, 'form-1:1:pug')), '<p>1</p>')
+  t.equal(await renderer.render(job('pug', 'p= n', { n: 2 }, 'form-2:1:pug')), '<p>2</p>')
+  t.equal(await renderer.render(job('pug', 'p= n', { n: 3 }, 'form-1:2:pug')), '<p>3</p>', 'a new version')
+  t.same(renderer.stats(), { compiles: 1, cacheHits: 2, cached: 1 })
+  // The same text is another layout in the other engine.
+  t.equal(await renderer.render(job('ejs', 'p= n', { n: 4 }, 'form-3:1:ejs')), 'p= n')
+  t.equal(renderer.stats().compiles, 2)
+})
+
+t.test('the cache is bounded by bytes, not by a count of layouts', async (t) => {
+  const renderer = testRenderer(t)
+  for (let n = 0; n < 250; n++) await renderer.render(job('ejs', `<p>${n}</p>`))
+  t.equal(renderer.stats().cached, 250, 'more than the 200 layouts once kept at most')
+  await renderer.render(job('ejs', '<p>0</p>'))
+  t.equal(renderer.stats().compiles, 250, 'the first one is still there')
+})
+
 t.test('a template that does not compile is not compiled again either', async (t) => {
   const renderer = testRenderer(t)
   await rejection(t, renderer.render(job('ejs', '<% if ( %>', {}, 'broken:1:ejs')), 'RENDER_COMPILE_FAILED')
