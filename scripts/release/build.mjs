@@ -29,7 +29,9 @@ const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest(
 
 /**
  * Node's flags in `npm start` (package.json), which the executable runs with too: a young
- * generation of 4 MB semi-spaces keeps the server's heap tens of MB smaller (docs/PERFORMANCE.md).
+ * generation of 4 MB semi-spaces and a 1 GiB old generation (whose limit makes V8 collect it at
+ * about 1.6 times the live heap rather than 4 times) keep the server's heap tens of MB smaller
+ * (docs/OPERATIONS.md, "Memory").
  */
 function startFlags() {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))

@@ -1,0 +1,29 @@
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { PROJECT_ROOT } from '../lib/product-files.js'
+
+/** Node's flags of `npm start`, which the bench and the release executable take from there too. */
+function startFlags(): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'))
+  return String(scripts.start)
+    .split(' ')
+    .filter((word) => word.startsWith('--'))
+}
+
+const heapOf = (flags: string[]) =>
+  JSON.parse(
+    execFileSync(process.execPath, [...flags, '-p', 'JSON.stringify(require("v8").getHeapStatistics())'], {
+      encoding: 'utf8',
+    }),
+  ) as { heap_size_limit: number }
+
+// The old generation's limit is what makes V8 collect it at ~1.6x the live heap instead of up to
+// 4x on a machine with much memory (docs/OPERATIONS.md, "Memory").
+t.test('the server starts with a young generation of 2 x 4 MB and an old generation of 1 GiB', async (t) => {
+  const flags = startFlags()
+  t.ok(flags.includes('--max-semi-space-size=4'), flags.join(' '))
+  const limitMb = heapOf(flags).heap_size_limit / 2 ** 20
+  t.ok(limitMb >= 1024 && limitMb < 1100, `heap limit ${limitMb} MB`)
+})
