@@ -138,6 +138,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     memoryMb: opts.config.RENDER_MEMORY_MB,
     maxOutputBytes: opts.config.RENDER_MAX_OUTPUT_BYTES,
     workerIdleMs: opts.config.RENDER_WORKER_IDLE_SECONDS * 1000,
+    compilerIdleMs: opts.config.RENDER_COMPILER_IDLE_SECONDS * 1000,
     cacheBytes: opts.config.RENDER_CACHE_BYTES,
   })
   await fastify.register(openapiPlugin, { version: productVersion() })

@@ -106,6 +106,13 @@ export const ConfigSchema = Type.Object({
     description:
       'memory for compiled print layouts, one copy per distinct layout (templates that share a layout share it); 0 compiles every print again',
   }),
+  RENDER_COMPILER_IDLE_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 86_400,
+    default: 5,
+    description:
+      'the compile worker idle this long is ended and its memory given back (the next new layout starts it again); 0 keeps it',
+  }),
   RENDER_WORKER_IDLE_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 86_400,

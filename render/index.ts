@@ -10,6 +10,8 @@ declare module 'fastify' {
 export interface RendererPluginOptions extends RenderLimits {
   /** Print workers idle this long are ended (their memory given back); 0 keeps them. */
   workerIdleMs: number
+  /** The compile worker idle this long is ended; 0 keeps it. */
+  compilerIdleMs?: number
   /** Memory for compiled layouts. */
   cacheBytes: number
 }
@@ -18,7 +20,7 @@ export default fp<RendererPluginOptions>(
   async function rendererPlugin(fastify, opts) {
     const renderer = createRenderer(
       { timeoutMs: opts.timeoutMs, memoryMb: opts.memoryMb, maxOutputBytes: opts.maxOutputBytes },
-      { workerIdleMs: opts.workerIdleMs, cacheBytes: opts.cacheBytes },
+      { workerIdleMs: opts.workerIdleMs, compilerIdleMs: opts.compilerIdleMs, cacheBytes: opts.cacheBytes },
     )
     fastify.decorate('renderer', renderer)
     fastify.addHook('onClose', async function closeRenderer() {

@@ -71,6 +71,12 @@ export interface RendererOptions {
   compileTimeoutMs?: number
   /** Workers (render and compile) idle this long are ended; 0 keeps them. */
   workerIdleMs?: number
+  /**
+   * The compile worker's own idle time (default: `workerIdleMs`). Compiled layouts are cached by
+   * content, so once a ward's layouts are compiled the compile worker (its heap holds pug and its
+   * parser, ~20 MB, plus its thread's malloc arena) has nothing to do while prints go on.
+   */
+  compilerIdleMs?: number
 }
 
 /** A compiled layout, under its content key; or an error, under the job's cache key. */
@@ -104,7 +110,7 @@ function sameTemplate(entry: { engine: RenderEngine; source: string }, job: Rend
 export function createRenderer(limits: RenderLimits, options: RendererOptions = {}): Renderer {
   const compiler = createCompiler(
     options.compileTimeoutMs ?? Math.max(2000, limits.timeoutMs * 5),
-    options.workerIdleMs ?? 0,
+    options.compilerIdleMs ?? options.workerIdleMs ?? 0,
   )
   const maxConcurrent = options.maxConcurrent ?? availableParallelism()
   const gate = createGate(maxConcurrent)

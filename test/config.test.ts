@@ -120,6 +120,14 @@ t.test(
   },
 )
 
+t.test('RENDER_COMPILER_IDLE_SECONDS: 5 by default, 0 keeps the compile worker, up to a day', async (t) => {
+  t.equal(loadConfig({}).RENDER_COMPILER_IDLE_SECONDS, 5)
+  t.equal(loadConfig({ RENDER_COMPILER_IDLE_SECONDS: '0' }).RENDER_COMPILER_IDLE_SECONDS, 0)
+  t.equal(loadConfig({ RENDER_COMPILER_IDLE_SECONDS: '86400' }).RENDER_COMPILER_IDLE_SECONDS, 86_400)
+  for (const text of ['-1', '86401', '5s', '1.5'])
+    t.throws(() => loadConfig({ RENDER_COMPILER_IDLE_SECONDS: text }), /RENDER_COMPILER_IDLE_SECONDS=/, text)
+})
+
 t.test('DATABASE_CACHE_BYTES: 32 MiB by default, from 1 MiB to 1 GiB, whole bytes only', async (t) => {
   t.equal(loadConfig({}).DATABASE_CACHE_BYTES, 33_554_432)
   t.equal(loadConfig({ DATABASE_CACHE_BYTES: '8388608' }).DATABASE_CACHE_BYTES, 8_388_608)

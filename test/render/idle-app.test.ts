@@ -16,7 +16,7 @@ async function print(t: Test, app: TestApp, token: string, name: string, templat
 }
 
 t.test('RENDER_WORKER_IDLE_SECONDS ends the compile and print workers; the next print starts them', async (t) => {
-  const { app, tokens } = await buildTestApp(t, { RENDER_WORKER_IDLE_SECONDS: 1 })
+  const { app, tokens } = await buildTestApp(t, { RENDER_WORKER_IDLE_SECONDS: 1, RENDER_COMPILER_IDLE_SECONDS: 1 })
   t.equal(app.renderer.workers(), 0, 'no worker before the first print')
   t.equal(await print(t, app, tokens.writeA, 'first', 'h1= name'), '<h1>first</h1>')
   t.ok(app.renderer.workers() >= 2, 'a compile and a print worker ran it')
@@ -26,4 +26,17 @@ t.test('RENDER_WORKER_IDLE_SECONDS ends the compile and print workers; the next 
   t.equal(await print(t, app, tokens.writeA, 'second', 'p= name'), '<p>second</p>')
   t.ok(app.renderer.workers() >= 2, 'the compile worker and a print worker again')
   t.same(app.renderer.stats(), { compiles: 2, cacheHits: 0, cached: 2 })
+})
+
+t.test('RENDER_COMPILER_IDLE_SECONDS ends the compile worker alone; prints of compiled layouts go on', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { RENDER_WORKER_IDLE_SECONDS: 0, RENDER_COMPILER_IDLE_SECONDS: 1 })
+  t.equal(await print(t, app, tokens.writeA, 'first', 'h1= name'), '<h1>first</h1>')
+  const withCompiler = app.renderer.workers()
+  t.ok(withCompiler >= 2, 'a compile and a print worker ran it')
+  await until(() => app.renderer.workers() === withCompiler - 1)
+  t.pass('the compile worker ended once idle, the print workers stayed')
+  // Another template with the same layout: compiled already, so no compile worker starts.
+  t.equal(await print(t, app, tokens.writeA, 'second', 'h1= name'), '<h1>second</h1>')
+  t.equal(app.renderer.workers(), withCompiler - 1, 'no compile worker for a cached layout')
+  t.same(app.renderer.stats(), { compiles: 1, cacheHits: 1, cached: 1 })
 })
