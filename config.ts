@@ -109,7 +109,7 @@ export const ConfigSchema = Type.Object({
   RENDER_COMPILER_IDLE_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 86_400,
-    default: 5,
+    default: 1,
     description:
       'the compile worker idle this long is ended and its memory given back (the next new layout starts it again); 0 keeps it',
   }),

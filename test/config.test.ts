@@ -120,8 +120,8 @@ t.test(
   },
 )
 
-t.test('RENDER_COMPILER_IDLE_SECONDS: 5 by default, 0 keeps the compile worker, up to a day', async (t) => {
-  t.equal(loadConfig({}).RENDER_COMPILER_IDLE_SECONDS, 5)
+t.test('RENDER_COMPILER_IDLE_SECONDS: 1 by default, 0 keeps the compile worker, up to a day', async (t) => {
+  t.equal(loadConfig({}).RENDER_COMPILER_IDLE_SECONDS, 1)
   t.equal(loadConfig({ RENDER_COMPILER_IDLE_SECONDS: '0' }).RENDER_COMPILER_IDLE_SECONDS, 0)
   t.equal(loadConfig({ RENDER_COMPILER_IDLE_SECONDS: '86400' }).RENDER_COMPILER_IDLE_SECONDS, 86_400)
   for (const text of ['-1', '86401', '5s', '1.5'])
