@@ -44,6 +44,8 @@ function checkpoint(): void {
   const commits = Atomics.load(flags, SIGNAL.commits)
   // While the server's connection catches up, this worker leaves the WAL to it.
   const serverCatchingUp = Atomics.load(flags, SIGNAL.serverCatchingUp) === 1
+  // Commits while the server catches up are commits all the same: not a reason to end idle.
+  if (serverCatchingUp && commits !== seenCommits) lastCommitSeenAt = Date.now()
   if (serverCatchingUp || (commits === seenCommits && !framesLeft)) {
     if (Date.now() - lastCommitSeenAt < idleMs) return
     post({ type: 'idle' })

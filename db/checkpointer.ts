@@ -107,7 +107,9 @@ export function createCheckpointer(db: Database, opts: CheckpointerOptions): Che
     Atomics.store(flags, SIGNAL.serverCatchingUp, 0)
   }
 
-  // A worker that could not even be started is not tried again at every commit.
+  // A worker that could not be started, that ended unexpectedly or whose checkpoints fail is not
+  // started again (at every commit it would fail again): the server checkpoints itself until it
+  // restarts, as SQLite does by default, and the log says so once.
   let unavailable = false
 
   function start(): void {
@@ -133,7 +135,13 @@ export function createCheckpointer(db: Database, opts: CheckpointerOptions): Che
       } else if (message.type === 'idle') {
         endedIdle = true
       } else {
-        log.error({ file: db.name, code: message.code }, `${db.name}: a checkpoint failed: ${message.message}`)
+        // Its checkpoints fail: nothing else would copy the WAL back while it runs.
+        unavailable = true
+        log.error(
+          { file: db.name, code: message.code },
+          `${db.name}: a checkpoint failed: ${message.message}; the server checkpoints itself until it restarts`,
+        )
+        started.postMessage({ type: 'stop' })
       }
     })
     started.on('error', (error) => {
@@ -143,8 +151,12 @@ export function createCheckpointer(db: Database, opts: CheckpointerOptions): Che
       worker = null
       running = false
       setAutocheckpoint()
-      if (!closing && !endedIdle)
-        log.error({ file: db.name }, `${db.name}: the checkpoint worker ended; the server checkpoints itself`)
+      if (closing || endedIdle || unavailable) return
+      unavailable = true
+      log.error(
+        { file: db.name },
+        `${db.name}: the checkpoint worker ended; the server checkpoints itself until it restarts`,
+      )
     })
   }
 

@@ -10,11 +10,12 @@ interface Remembered<T> {
 /**
  * Answers of a read, remembered while the database holds exactly what it held when they were
  * computed: a ward's tablets poll the same inbox page every few seconds, and between two changes
- * the answer cannot differ. The database's state is told by two counters SQLite keeps for this
+ * the answer cannot differ. The database's state is told by three counters SQLite keeps for this
  * connection: `PRAGMA data_version` changes when another connection (the CLI, an admin's shell)
  * commits, and `total_changes()` grows with every row this connection inserts, updates or deletes
- * (triggers included, rolled-back ones too, which only costs a needless recomputation). While both
- * stay, no row has changed, so a remembered answer is the one the read would compute; the first
+ * (triggers included, rolled-back ones too, which only costs a needless recomputation), and
+ * `schema_version` moves when this connection changes a table. While all three stay, no row has
+ * changed, so a remembered answer is the one the read would compute; the first
  * read after any change starts afresh. An answer is keyed by everything it depends on besides the
  * database (the caller passes the viewer and the query), never shared between keys.
  *
@@ -28,7 +29,12 @@ export interface ReadMemo<T> {
 }
 
 export function createReadMemo<T>(db: Database, maxBytes: number, sizeOf: (value: T) => number): ReadMemo<T> {
-  const state = db.prepare<[], string>("SELECT data_version || ',' || total_changes() FROM pragma_data_version").pluck()
+  // schema_version too: a table dropped or renamed by this connection moves neither of the others.
+  const state = db
+    .prepare<[], string>(
+      "SELECT data_version || ',' || total_changes() || ',' || (SELECT schema_version FROM pragma_schema_version) FROM pragma_data_version",
+    )
+    .pluck()
   const answers = createLru<Remembered<T>>(Number.POSITIVE_INFINITY, maxBytes, (answer) => answer.bytes)
   let seenState: string | undefined
 

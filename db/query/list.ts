@@ -216,8 +216,10 @@ export function createJsonLister(
     const where = `(${base.sql}) AND (${query.filter.sql})`
     const params = [...base.params, ...query.filter.params]
     if (!memo) return read(where, params, query)
-    // Everything the page depends on besides the rows: the scope and the query, as SQL and values.
-    const key = JSON.stringify([where, params, query.orderBy, query.limit, query.skip, query.select])
+    // Everything the page depends on besides the rows: the scope and the query, as SQL and values,
+    // each value with its type (JSON alone writes null for a number that is not finite).
+    const values = params.map((value) => (value === null ? 'null' : `${typeof value}:${String(value)}`))
+    const key = JSON.stringify([where, values, query.orderBy, query.limit, query.skip, query.select])
     return memo.remember(key, () => read(where, params, query))
   })
 }

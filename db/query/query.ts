@@ -90,7 +90,10 @@ function convert(name: string, spec: FieldSpec, raw: unknown): string | number |
   if (spec.type === 'string') return raw
   if (spec.type === 'number') {
     if (!/^-?\d+(\.\d+)?$/.test(raw)) return fail(`${name} must be a number, got '${raw}'`)
-    return Number(raw)
+    // Hundreds of digits read as Infinity, which is no time and no count (and would bind as null).
+    const value = Number(raw)
+    if (!Number.isFinite(value)) return fail(`${name} must be a number that fits, got ${raw.length} digits`)
+    return value
   }
   if (raw === 'true' || raw === 'false') return raw === 'true' ? 1 : 0
   return fail(`${name} must be true or false, got '${raw}'`)

@@ -141,4 +141,13 @@ t.test('a worker that cannot open the database leaves checkpoints to the server 
   await waitFor(() => errors.some((message) => message.includes('the checkpoint worker ended')))
   t.notOk(cp.running)
   t.equal(autocheckpoint(db), 1000)
+  // Not started again at every commit to fail again (found by a review: a worker per commit).
+  const logged = errors.length
+  for (let i = 0; i < 10; i++) {
+    insert.run(`later ${i}`)
+    cp.noteCommit()
+    await sleep(20)
+  }
+  t.equal(errors.length, logged, 'no worker started again, nothing more logged')
+  t.match(errors.at(-1), /until it restarts/)
 })

@@ -202,3 +202,33 @@ t.test('WARD_OCCUPANT_PAGE_CACHE_BYTES=0 reads every page', async (t) => {
   })
   t.equal(counted, 3)
 })
+
+t.test('a number too large to be one is refused, so it can never share a page with null', async (t) => {
+  // Found by a review: 400 digits read as Infinity, which JSON writes as null, the key of `$ne=null`.
+  const { remembering, tokens } = await twoAppsFor(t, 8_388_608)
+  const nurseA = bearer(tokens[0] as string)
+  const admit = (bed: string) =>
+    remembering.inject({
+      method: 'POST',
+      url: '/ward-occupants',
+      headers: nurseA,
+      payload: { encounter: `e-${bed}`, bed, occupiedBy: 'p' },
+    })
+  const { id } = (await admit('B-1')).json()
+  await admit('B-2')
+  const discharged = await remembering.inject({
+    method: 'PATCH',
+    url: `/ward-occupants/${id}`,
+    headers: nurseA,
+    payload: { discharge: true },
+  })
+  t.equal(discharged.statusCode, 200)
+  const huge = await remembering.inject({
+    url: `/ward-occupants?dischargedAt[$ne]=${'9'.repeat(400)}`,
+    headers: nurseA,
+  })
+  t.equal(huge.statusCode, 400)
+  t.match(huge.json().message, /must be a number that fits/)
+  const list = await remembering.inject({ url: '/ward-occupants?dischargedAt[$ne]=null', headers: nurseA })
+  t.equal(list.json().total, 1, 'only the discharged occupant')
+})
