@@ -147,19 +147,24 @@ t.test('a remembered page is the page a fresh read gives, whatever changed in be
   t.ok(lists > numRuns * 2.5, `${lists} pages compared in ${numRuns} runs`)
 })
 
+/** Admits an occupant to a new bed through `app`, as the caller of `headers`. */
+function admitter(app: Awaited<ReturnType<typeof buildApp>>, headers: Record<string, string>) {
+  return (bed: string) =>
+    app.inject({
+      method: 'POST',
+      url: '/ward-occupants',
+      headers,
+      payload: { encounter: `e-${bed}`, bed, occupiedBy: 'p' },
+    })
+}
+
 const pageReads = async (db: Parameters<typeof statementsRunDuring>[0], run: () => Promise<void>) =>
   (await statementsRunDuring(db, run)).filter((s) => s.sql.includes('json_object') && s.sql.includes('OFFSET')).length
 
 t.test('the same page asked again is not read again until something changes', async (t) => {
   const { remembering, elsewhere, tokens } = await twoAppsFor(t, 8_388_608)
   const nurseA = bearer(tokens[0] as string)
-  const admit = (bed: string) =>
-    remembering.inject({
-      method: 'POST',
-      url: '/ward-occupants',
-      headers: nurseA,
-      payload: { encounter: `e-${bed}`, bed, occupiedBy: 'p' },
-    })
+  const admit = admitter(remembering, nurseA)
   const { id } = (await admit('B-1')).json()
   const list = () => remembering.inject({ url: '/ward-occupants?dischargedAt=null', headers: nurseA })
 
@@ -207,13 +212,7 @@ t.test('a number too large to be one is refused, so it can never share a page wi
   // Found by a review: 400 digits read as Infinity, which JSON writes as null, the key of `$ne=null`.
   const { remembering, tokens } = await twoAppsFor(t, 8_388_608)
   const nurseA = bearer(tokens[0] as string)
-  const admit = (bed: string) =>
-    remembering.inject({
-      method: 'POST',
-      url: '/ward-occupants',
-      headers: nurseA,
-      payload: { encounter: `e-${bed}`, bed, occupiedBy: 'p' },
-    })
+  const admit = admitter(remembering, nurseA)
   const { id } = (await admit('B-1')).json()
   await admit('B-2')
   const discharged = await remembering.inject({
