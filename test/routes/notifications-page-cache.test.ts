@@ -1,16 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
-import { buildApp } from '../../app.js'
-import { defaultConfig } from '../../config.js'
-import { openDatabase } from '../../db/connection.js'
 import { createNotificationRepository, type NewNotification } from '../../db/repositories/notifications.js'
-import type { Role } from '../../domain/principal.js'
 import { statementsRunDuring } from '../db/captured-statements.js'
 import { bearer } from '../helper.js'
 import { propertyRuns } from '../property-runs.js'
+import { type Caller, twoApps, twoAppsFor } from './two-apps.js'
 
 /**
  * Inbox pages are remembered until the database changes (db/read-memo.ts). The oracle is a second
@@ -31,7 +25,7 @@ const QUERIES = [
 ]
 
 /** Tokens that differ in one thing only: the same account in two facilities, without one, and by role. */
-const CALLERS: { account: string; role: Role; facility: string | null }[] = [
+const CALLERS: Caller[] = [
   { account: 'nurse', role: 'write', facility: 'A' },
   { account: 'nurse', role: 'write', facility: 'B' },
   { account: 'nurse', role: 'write', facility: null },
@@ -69,30 +63,9 @@ const STEP_ARB: fc.Arbitrary<Step> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('post' as const), note: NOTE_ARB, elsewhere: fc.boolean() }) },
 )
 
-/** Two apps on one new database file, and a third connection to it; `close()` removes them all. */
-async function twoApps(cacheBytes: number) {
-  const dir = mkdtempSync(join(tmpdir(), 'page-cache-'))
-  const path = join(dir, 'facility.db')
-  const config = defaultConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 })
-  const remembering = await buildApp({ ...config, NOTIFICATION_PAGE_CACHE_BYTES: cacheBytes })
-  const oracle = await buildApp({ ...config, NOTIFICATION_PAGE_CACHE_BYTES: 0 })
-  // Another connection on the file: what the CLI's `notify` does.
-  const elsewhere = openDatabase(path)
-  async function close() {
-    elsewhere.close()
-    await remembering.close()
-    await oracle.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
-  const tokens = CALLERS.map((c) => remembering.tokens.create({ ...c, label: null }).token)
-  return { remembering, oracle, elsewhere, tokens, close }
-}
-
-async function twoAppsFor(t: Test, cacheBytes: number) {
-  const apps = await twoApps(cacheBytes)
-  t.teardown(apps.close)
-  return apps
-}
+/** Two apps on one file, one remembering notification pages and the oracle (two-apps.ts). */
+const apps = (cacheBytes: number) => twoApps('NOTIFICATION_PAGE_CACHE_BYTES', cacheBytes, CALLERS)
+const appsFor = (t: Test, cacheBytes: number) => twoAppsFor(t, 'NOTIFICATION_PAGE_CACHE_BYTES', cacheBytes, CALLERS)
 
 t.test('a remembered page is the page a fresh read gives, whatever changed in between', async (t) => {
   // Each run builds two apps on a new file: 15 runs by default, 75 in `npm run test:deep` (test/property-runs.ts).
@@ -104,7 +77,7 @@ t.test('a remembered page is the page a fresh read gives, whatever changed in be
       fc.array(NOTE_ARB, { maxLength: 6 }),
       fc.array(STEP_ARB, { minLength: 8, maxLength: 25 }),
       async (cacheBytes, first, steps) => {
-        const { remembering, oracle, elsewhere, tokens, close } = await twoApps(cacheBytes)
+        const { remembering, oracle, elsewhere, tokens, close } = await apps(cacheBytes)
         try {
           const here = createNotificationRepository(remembering.db)
           const there = createNotificationRepository(elsewhere)
@@ -136,7 +109,7 @@ t.test('a remembered page is the page a fresh read gives, whatever changed in be
 })
 
 t.test('the same page asked again is not read again until something changes', async (t) => {
-  const { remembering, elsewhere, tokens } = await twoAppsFor(t, 16_777_216)
+  const { remembering, elsewhere, tokens } = await appsFor(t, 16_777_216)
   const nurseA = bearer(tokens[0] as string)
   const here = createNotificationRepository(remembering.db)
   const note = { code: 'c', type: 'ward', title: 't', body: 'b', facility: 'A' }
@@ -171,7 +144,7 @@ t.test('the same page asked again is not read again until something changes', as
 })
 
 t.test('pages that differ only in $unseen are remembered apart', async (t) => {
-  const { remembering, oracle, tokens } = await twoAppsFor(t, 16_777_216)
+  const { remembering, oracle, tokens } = await appsFor(t, 16_777_216)
   const nurseA = bearer(tokens[0] as string)
   const here = createNotificationRepository(remembering.db)
   const note = { code: 'c', type: 'ward', title: 't', body: 'b', facility: 'A' }
@@ -191,7 +164,7 @@ t.test('pages that differ only in $unseen are remembered apart', async (t) => {
 })
 
 t.test('NOTIFICATION_PAGE_CACHE_BYTES=0 reads every page', async (t) => {
-  const { oracle, tokens } = await twoAppsFor(t, 16_777_216)
+  const { oracle, tokens } = await appsFor(t, 16_777_216)
   createNotificationRepository(oracle.db).create({ code: 'c', type: 'ward', title: 't', body: 'b', facility: null })
   const reads = await statementsRunDuring(oracle.db, async () => {
     for (let i = 0; i < 3; i++) await oracle.inject({ url: '/notifications', headers: bearer(tokens[0] as string) })
@@ -200,7 +173,7 @@ t.test('NOTIFICATION_PAGE_CACHE_BYTES=0 reads every page', async (t) => {
 })
 
 t.test('a page read inside a transaction that is then rolled back is not remembered', async (t) => {
-  const { remembering } = await twoAppsFor(t, 16_777_216)
+  const { remembering } = await appsFor(t, 16_777_216)
   const repo = createNotificationRepository(remembering.db, { pageCacheBytes: 16_777_216 })
   const viewer = { account: 'nurse', facility: 'A', role: 'write' as const }
   const note = { code: 'c', type: 'ward', title: 't', body: 'b', facility: 'A' }

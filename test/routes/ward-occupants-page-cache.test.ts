@@ -1,15 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
-import { buildApp } from '../../app.js'
-import { defaultConfig } from '../../config.js'
-import { openDatabase } from '../../db/connection.js'
-import type { Role } from '../../domain/principal.js'
+import type { buildApp } from '../../app.js'
 import { statementsRunDuring } from '../db/captured-statements.js'
 import { bearer } from '../helper.js'
 import { propertyRuns } from '../property-runs.js'
+import { type Caller, twoApps, twoAppsFor } from './two-apps.js'
 
 /**
  * Ward occupant list pages are remembered until the database changes (db/read-memo.ts). The
@@ -33,7 +28,7 @@ const QUERIES = [
 ]
 
 /** Tokens that differ in one thing only: the facility, or the role. */
-const CALLERS: { account: string; role: Role; facility: string | null }[] = [
+const CALLERS: Caller[] = [
   { account: 'nurse', role: 'write', facility: 'A' },
   { account: 'nurse', role: 'write', facility: 'B' },
   { account: 'nurse', role: 'write', facility: null },
@@ -68,30 +63,9 @@ const STEP_ARB: fc.Arbitrary<Step> = fc.oneof(
   },
 )
 
-/** Two apps on one new database file, and a third connection to it; `close()` removes them all. */
-async function twoApps(cacheBytes: number) {
-  const dir = mkdtempSync(join(tmpdir(), 'occupant-pages-'))
-  const path = join(dir, 'facility.db')
-  const config = defaultConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 })
-  const remembering = await buildApp({ ...config, WARD_OCCUPANT_PAGE_CACHE_BYTES: cacheBytes })
-  const oracle = await buildApp({ ...config, WARD_OCCUPANT_PAGE_CACHE_BYTES: 0 })
-  // Another connection on the file, as an administrator's sqlite3 shell.
-  const elsewhere = openDatabase(path)
-  async function close() {
-    elsewhere.close()
-    await remembering.close()
-    await oracle.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
-  const tokens = CALLERS.map((c) => remembering.tokens.create({ ...c, label: null }).token)
-  return { remembering, oracle, elsewhere, tokens, close }
-}
-
-async function twoAppsFor(t: Test, cacheBytes: number) {
-  const apps = await twoApps(cacheBytes)
-  t.teardown(apps.close)
-  return apps
-}
+/** Two apps on one file, one remembering ward occupant list pages and the oracle (two-apps.ts). */
+const apps = (cacheBytes: number) => twoApps('WARD_OCCUPANT_PAGE_CACHE_BYTES', cacheBytes, CALLERS)
+const appsFor = (t: Test, cacheBytes: number) => twoAppsFor(t, 'WARD_OCCUPANT_PAGE_CACHE_BYTES', cacheBytes, CALLERS)
 
 t.test('a remembered page is the page a fresh read gives, whatever changed in between', async (t) => {
   const numRuns = propertyRuns(15)
@@ -101,7 +75,7 @@ t.test('a remembered page is the page a fresh read gives, whatever changed in be
       fc.constantFrom(8_388_608, 3_000, 1),
       fc.array(STEP_ARB, { minLength: 8, maxLength: 25 }),
       async (cacheBytes, steps) => {
-        const { remembering, oracle, elsewhere, tokens, close } = await twoApps(cacheBytes)
+        const { remembering, oracle, elsewhere, tokens, close } = await apps(cacheBytes)
         try {
           const ids: string[] = []
           let admissions = 0
@@ -162,7 +136,7 @@ const pageReads = async (db: Parameters<typeof statementsRunDuring>[0], run: () 
   (await statementsRunDuring(db, run)).filter((s) => s.sql.includes('json_object') && s.sql.includes('OFFSET')).length
 
 t.test('the same page asked again is not read again until something changes', async (t) => {
-  const { remembering, elsewhere, tokens } = await twoAppsFor(t, 8_388_608)
+  const { remembering, elsewhere, tokens } = await appsFor(t, 8_388_608)
   const nurseA = bearer(tokens[0] as string)
   const admit = admitter(remembering, nurseA)
   const { id } = (await admit('B-1')).json()
@@ -191,7 +165,7 @@ t.test('the same page asked again is not read again until something changes', as
 })
 
 t.test('WARD_OCCUPANT_PAGE_CACHE_BYTES=0 reads every page', async (t) => {
-  const { oracle, tokens } = await twoAppsFor(t, 8_388_608)
+  const { oracle, tokens } = await appsFor(t, 8_388_608)
   const reads = await pageReads(oracle.db, async () => {
     for (let i = 0; i < 3; i++) await oracle.inject({ url: '/ward-occupants', headers: bearer(tokens[0] as string) })
   })
@@ -210,7 +184,7 @@ t.test('WARD_OCCUPANT_PAGE_CACHE_BYTES=0 reads every page', async (t) => {
 
 t.test('a number too large to be one is refused, so it can never share a page with null', async (t) => {
   // Found by a review: 400 digits read as Infinity, which JSON writes as null, the key of `$ne=null`.
-  const { remembering, tokens } = await twoAppsFor(t, 8_388_608)
+  const { remembering, tokens } = await appsFor(t, 8_388_608)
   const nurseA = bearer(tokens[0] as string)
   const admit = admitter(remembering, nurseA)
   const { id } = (await admit('B-1')).json()
