@@ -14,13 +14,16 @@ export default fp(
     fastify.addHook('preClose', async function stopKeepingAlive() {
       closing = true
     })
-    fastify.addHook('onSend', async function lastAnswer(_request, reply, payload) {
+    // Callback hooks, not async ones: they run on every answer, and a promise each costs more
+    // than the check (docs/PERFORMANCE.md).
+    fastify.addHook('onSend', function lastAnswer(_request, reply, payload, done) {
       if (closing) reply.header('connection', 'close')
-      return payload
+      done(null, payload)
     })
-    fastify.addHook('onResponse', async function closeIfIdle() {
+    fastify.addHook('onResponse', function closeIfIdle(_request, _reply, done) {
       // An answer whose headers went out before the stop began: its connection is idle now.
       if (closing) fastify.server.closeIdleConnections()
+      done()
     })
   },
   { name: 'close-keep-alive', fastify: '5.x' },

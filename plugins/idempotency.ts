@@ -142,14 +142,16 @@ export default fp<IdempotencyOptions>(
     // enough: after a crash nothing is in flight, and what committed is in the table.
     const inFlight = new Map<string, Pending>()
 
+    // Only the routes that can change something take a key: a read runs no hook for it.
     fastify.addHook('onRoute', function documentHeader(route) {
       const methods = [route.method].flat()
       if (methods.every((m) => m === 'GET' || m === 'HEAD')) return
       route.schema ??= {}
       route.schema.headers = IdempotencyHeaders
+      route.preHandler = [...[route.preHandler ?? []].flat(), takeKey]
     })
 
-    fastify.addHook('preHandler', async function takeKey(request, reply) {
+    async function takeKey(request: FastifyRequest, reply: FastifyReply) {
       const header = request.headers['idempotency-key']
       if (typeof header !== 'string' || request.method === 'GET' || request.method === 'HEAD') return
       if (request.routeOptions.config.idempotency === 'accept') return
@@ -174,7 +176,7 @@ export default fp<IdempotencyOptions>(
       }
       inFlight.set(id, pending)
       request.idempotency = pending
-    })
+    }
 
     // The answer is going out: the key is free for a retry. A refusal (4xx) changed nothing and is
     // not kept (docs/API.md): a retry runs again, e.g. with the right If-Match after a 412.

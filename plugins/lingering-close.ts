@@ -48,9 +48,10 @@ export function discardRest(raw: IncomingMessage, bound: LingerBound): Promise<v
 export default fp<Partial<LingerBound>>(
   async function lingeringClose(fastify, opts) {
     const bound = { ...LINGER, ...opts }
-    fastify.addHook('onSend', async function drainBeforeClosing(request, reply, payload) {
-      if (hasUnreadBody(request.raw) && closesConnection(reply)) await discardRest(request.raw, bound)
-      return payload
+    // A callback hook: almost every answer has nothing left to read, and skips the promise.
+    fastify.addHook('onSend', function drainBeforeClosing(request, reply, payload, done) {
+      if (!hasUnreadBody(request.raw) || !closesConnection(reply)) return done(null, payload)
+      discardRest(request.raw, bound).then(() => done(null, payload), done)
     })
   },
   { name: 'lingering-close', fastify: '5.x' },
