@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3'
 import { type StorageState, storageError, storageFaultOf, syncFailedError } from './storage-faults.js'
+import { withStatementJournalsInMemory } from './statement-journals.js'
 import type { WalSync } from './wal-sync.js'
 
 /**
@@ -117,6 +118,7 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
   const commit = db.prepare('COMMIT')
   const rollback = db.prepare('ROLLBACK')
   const totalChanges = db.prepare<[], number>('SELECT total_changes()').pluck()
+  const inMemoryJournals = withStatementJournalsInMemory(db)
 
   function runBatch(jobs: Job[]): Outcome[] {
     const outcomes: (Outcome | undefined)[] = []
@@ -262,7 +264,7 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
     let outcomes: Outcome[]
     const changesBefore = totalChanges.get()
     try {
-      outcomes = runBatch(jobs)
+      outcomes = inMemoryJournals(() => runBatch(jobs))
     } catch (error) {
       // BEGIN or COMMIT failed: nothing of this batch is stored.
       if (db.open && db.inTransaction) rollback.run()
