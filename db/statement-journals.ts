@@ -10,7 +10,9 @@ import type { Database } from 'better-sqlite3'
  * A produced notification's insert (eight indexes and a counter) crosses that line, and from then on
  * every page the batch journals was a system call: under a stream of admissions about a fifth of the
  * event loop's time (docs/PERFORMANCE.md). With `temp_store = MEMORY` the journal stays in memory;
- * each statement empties it when it ends, so it holds at most the pages one statement changes.
+ * each statement empties it when it ends, so it holds at most the pages one statement changes (or
+ * one nested transaction, a savepoint, until it ends: writes that may change many rows, like the
+ * feed's prune, work in bounded chunks).
  *
  * Reads keep SQLite's default: a sort larger than the page cache (a list asked with a very large
  * `$skip`) spills to a temporary file rather than to the heap. So the setting is on only while the
@@ -19,6 +21,8 @@ import type { Database } from 'better-sqlite3'
  * test/db/statement-journals.test.ts checks that), else each change would close it.
  */
 export function withStatementJournalsInMemory(db: Database): <T>(work: () => T) => T {
+  // What the connection had (SQLite's default unless someone set it): restored after each batch.
+  const before = Number(db.pragma('temp_store', { simple: true }))
   // SQLite applies this pragma when the statement is compiled, not when it runs: a prepared one
   // would change nothing the second time, so each change is compiled anew (a few µs per batch).
   return function inMemoryDuring<T>(work: () => T): T {
@@ -27,7 +31,7 @@ export function withStatementJournalsInMemory(db: Database): <T>(work: () => T) 
       return work()
     } finally {
       try {
-        db.exec('PRAGMA temp_store = DEFAULT')
+        db.exec(`PRAGMA temp_store = ${before}`)
       } catch {
         // Refused only inside a transaction with a temporary database open (never here, see
         // above): reads would then sort in memory until the next batch, a cost, not an error.

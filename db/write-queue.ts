@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3'
-import { type StorageState, storageError, storageFaultOf, syncFailedError } from './storage-faults.js'
 import { withStatementJournalsInMemory } from './statement-journals.js'
+import { type StorageState, storageError, storageFaultOf, syncFailedError } from './storage-faults.js'
 import type { WalSync } from './wal-sync.js'
 
 /**

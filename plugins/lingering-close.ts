@@ -51,7 +51,14 @@ export default fp<Partial<LingerBound>>(
     // A callback hook: almost every answer has nothing left to read, and skips the promise.
     fastify.addHook('onSend', function drainBeforeClosing(request, reply, payload, done) {
       if (!hasUnreadBody(request.raw) || !closesConnection(reply)) return done(null, payload)
-      discardRest(request.raw, bound).then(() => done(null, payload), done)
+      discardRest(request.raw, bound).then(() => {
+        // As Fastify does for an async hook: a throw in the rest of the chain becomes the error.
+        try {
+          done(null, payload)
+        } catch (error) {
+          done(error as Error)
+        }
+      })
     })
   },
   { name: 'lingering-close', fastify: '5.x' },

@@ -115,6 +115,9 @@ export function changeEvents(change: RecordChange, texts: RecordTexts = recordTe
  * The feed's log of changes (migration 7). `append` must run inside the transaction of the change
  * it describes. Reads see only what is committed, in seq order, which is commit order.
  */
+/** Events forgotten per prune call: a bound on what one call changes in one transaction. */
+export const PRUNE_CHUNK = 5000
+
 export function createFeedLog(db: Database) {
   const insert = db.prepare(
     `INSERT INTO feed_events (at, resource, action, record_id, facility, audience, payload)
@@ -127,6 +130,9 @@ export function createFeedLog(db: Database) {
   const prunedStmt = db.prepare<[], number>('SELECT pruned_through FROM feed_state WHERE id = 1').pluck()
   const prunedThrough = (): number => prunedStmt.get() ?? 0
   const lastBefore = db.prepare<[number], number | null>('SELECT max(seq) FROM feed_events WHERE at < ?').pluck()
+  const chunkEnd = db
+    .prepare<[], number | null>(`SELECT seq FROM feed_events ORDER BY seq LIMIT 1 OFFSET ${PRUNE_CHUNK - 1}`)
+    .pluck()
   const remove = db.prepare('DELETE FROM feed_events WHERE seq <= ?')
   const markPruned = db.prepare('UPDATE feed_state SET pruned_through = max(pruned_through, ?) WHERE id = 1')
 
@@ -153,14 +159,19 @@ export function createFeedLog(db: Database) {
   }
 
   /**
-   * Forgets the events older than `before` (ms). Always a prefix of the log, so "what is kept" is
-   * one number: resuming after pruned_through is complete.
+   * Forgets the oldest events older than `before` (ms), at most PRUNE_CHUNK of them; returns how
+   * many. Always a prefix of the log, so "what is kept" is one number: resuming after
+   * pruned_through is complete.
    */
   const prune = db.transaction((before: number): number => {
     const last = lastBefore.get(before)
     if (last === null || last === undefined) return 0
-    const { changes } = remove.run(last)
-    markPruned.run(last)
+    // At most PRUNE_CHUNK events per call (retention calls again while some were deleted): this
+    // runs inside the write queue's transaction, whose statement journal is in memory
+    // (db/statement-journals.ts), so a backlog of days is not held there all at once.
+    const upTo = Math.min(last, chunkEnd.get() ?? last)
+    const { changes } = remove.run(upTo)
+    markPruned.run(upTo)
     return changes
   })
 

@@ -146,3 +146,11 @@ t.test(
     t.equal(app.db.pragma('temp_store', { simple: true }), 0)
   },
 )
+
+t.test('a setting the connection had before is what it gets back', async (t) => {
+  const { db } = open(t)
+  db.pragma('temp_store = FILE')
+  const queue = createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 5000 })
+  t.equal(await queue.run(() => db.pragma('temp_store', { simple: true })), 2)
+  t.equal(db.pragma('temp_store', { simple: true }), 1, 'FILE again, not the default')
+})
