@@ -7,7 +7,13 @@ t.test('the feed is pruned oldest first, at most PRUNE_CHUNK events per call, un
   t.teardown(() => db.close())
   const log = createFeedLog(db)
   const old = PRUNE_CHUNK * 2 + 17
-  const change: FeedChange = { resource: 'ward-occupants', action: 'created', recordId: 'r', facility: 'A', payload: '{}' }
+  const change: FeedChange = {
+    resource: 'ward-occupants',
+    action: 'created',
+    recordId: 'r',
+    facility: 'A',
+    payload: '{}',
+  }
   db.transaction(() => {
     for (let i = 0; i < old; i++) log.append(change, 1_000)
     for (let i = 0; i < 3; i++) log.append(change, 9_000)

@@ -119,7 +119,9 @@ t.test(
       })
     const admitted = await Promise.all(['B-1', 'B-2', 'B-3'].map(admit))
     for (const res of admitted) t.equal(res.statusCode, 200, res.body)
-    const { id } = admitted[0]?.json() as { id: string }
+    const first = admitted[0]
+    if (!first) throw new Error('three admissions were sent')
+    const { id } = first.json() as { id: string }
     const reads = [
       '/ward-occupants?$limit=2&$skip=1&$sort[bed]=-1',
       `/ward-occupants/${id}`,
