@@ -111,13 +111,13 @@ export function changeEvents(change: RecordChange, texts: RecordTexts = recordTe
   return events
 }
 
+/** Events forgotten per prune call: a bound on what one call changes in one transaction. */
+export const PRUNE_CHUNK = 5000
+
 /**
  * The feed's log of changes (migration 7). `append` must run inside the transaction of the change
  * it describes. Reads see only what is committed, in seq order, which is commit order.
  */
-/** Events forgotten per prune call: a bound on what one call changes in one transaction. */
-export const PRUNE_CHUNK = 5000
-
 export function createFeedLog(db: Database) {
   const insert = db.prepare(
     `INSERT INTO feed_events (at, resource, action, record_id, facility, audience, payload)
