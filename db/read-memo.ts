@@ -15,9 +15,9 @@ interface Remembered<T> {
  * commits, and `total_changes()` grows with every row this connection inserts, updates or deletes
  * (triggers included, rolled-back ones too, which only costs a needless recomputation), and
  * `schema_version` moves when this connection changes a table. While all three stay, no row has
- * changed, so a remembered answer is the one the read would compute; the first
- * read after any change starts afresh. An answer is keyed by everything it depends on besides the
- * database (the caller passes the viewer and the query), never shared between keys.
+ * changed, so a remembered answer is the one the read would compute; the first read after any
+ * change starts afresh. An answer is keyed by everything it depends on besides the database (the
+ * caller passes the viewer and the query), never shared between keys.
  *
  * `remember` must be called first thing inside the read transaction that computes the answer, so
  * the counters and the rows come from one snapshot, and never inside a transaction that may still
