@@ -52,17 +52,22 @@ const ZERO_CHUNK = Buffer.alloc(CHUNK)
  * whole memory resident in every worker, while reading a page the engine never wrote costs no
  * memory (the kernel's shared zero page) and compares fast. Pages are zeroed one by one inside a
  * dirty chunk, so a chunk with one written page does not make its other pages resident either.
+ * `zeroPage` is what writes; the tests pass one that also records which pages were written.
  */
-export function wipe(bytes: Uint8Array): void {
+export function wipe(bytes: Uint8Array, zeroPage: (page: Buffer) => void = zeroFill): void {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   for (let chunk = 0; chunk < buffer.length; chunk += CHUNK) {
     const part = buffer.subarray(chunk, chunk + CHUNK)
     if (isZero(part)) continue
     for (let page = 0; page < part.length; page += OS_PAGE) {
       const slice = part.subarray(page, page + OS_PAGE)
-      if (!isZero(slice)) slice.fill(0)
+      if (!isZero(slice)) zeroPage(slice)
     }
   }
+}
+
+function zeroFill(page: Buffer): void {
+  page.fill(0)
 }
 
 function isZero(part: Buffer): boolean {
