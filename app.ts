@@ -121,7 +121,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(retentionPlugin)
   await fastify.register(backupsPlugin, {
     dir: opts.config.BACKUP_DIR === '' ? null : opts.config.BACKUP_DIR,
-    intervalMinutes: opts.config.BACKUP_INTERVAL_MINUTES,
+    intervalMs: (opts.config.BACKUP_INTERVAL_SECONDS || opts.config.BACKUP_INTERVAL_MINUTES * 60) * 1000,
     keep: opts.config.BACKUP_KEEP,
   })
   await fastify.register(notificationProducer)

@@ -166,6 +166,13 @@ export const ConfigSchema = Type.Object({
       'where scheduled backups go (an existing directory, best on another disk); empty: no scheduled backups',
   }),
   BACKUP_INTERVAL_MINUTES: Type.Integer({ minimum: 1, maximum: 10_080, default: 60 }),
+  BACKUP_INTERVAL_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 604_800,
+    default: 0,
+    description:
+      'the interval of scheduled backups in seconds, in place of BACKUP_INTERVAL_MINUTES (drills and tests); 0: BACKUP_INTERVAL_MINUTES',
+  }),
   BACKUP_KEEP: Type.Integer({
     minimum: 1,
     maximum: 10_000,

@@ -1,9 +1,10 @@
-import { rmSync, writeFileSync } from 'node:fs'
+import { closeSync, fsyncSync, lstatSync, rmSync, type Stats, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import closeWithGrace from 'close-with-grace'
 import { buildApp, listenOptions, loggerOptions } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { isProgram } from './lib/executable.js'
+import { openPrivateFile } from './lib/private-files.js'
 
 /** Where a non-interactive first start leaves the first admin token (beside the database). */
 export const BOOTSTRAP_TOKEN_FILE = 'first-admin-token'
@@ -33,7 +34,12 @@ export async function startServer(env: NodeJS.ProcessEnv, hooks: ServerHooks = {
     await app.close()
   })
 
-  deliverBootstrapToken(app, config)
+  try {
+    deliverBootstrapToken(app, config)
+  } catch (error) {
+    await app.close()
+    stopOnConfigError(error)
+  }
   hooks.beforeListen?.(app)
   await app.listen({ port: config.PORT, host: config.HOST })
   return app
@@ -71,8 +77,8 @@ function deliverBootstrapToken(app: ServerApp, config: Config): void {
     app.log.warn('first start: no admin token was made; create one with `facility-service token create --role admin`')
     return
   }
-  const { token } = app.tokens.create({ account: 'admin', role: 'admin', label: 'bootstrap (first start)' })
   if (interactive) {
+    const { token } = app.tokens.create({ account: 'admin', role: 'admin', label: 'bootstrap (first start)' })
     process.stdout.write(
       '\nFirst start on an empty database: here is an admin token. It is shown only this once;\n' +
         'keep it safe, and create narrower tokens with `npx facility-service token create`.\n\n' +
@@ -81,13 +87,46 @@ function deliverBootstrapToken(app: ServerApp, config: Config): void {
     return
   }
   const path = file as string
-  // A file left from an earlier database would hold a token this database does not know.
-  rmSync(path, { force: true })
-  writeFileSync(path, `${token}\n`, { mode: 0o600, flag: 'wx' })
+  // The file exists before the token does: a token made with nowhere to put it would be lost, as
+  // the next start, seeing a token in the database, makes none.
+  const fd = claimTokenFile(path)
+  try {
+    const { token } = app.tokens.create({ account: 'admin', role: 'admin', label: 'bootstrap (first start)' })
+    writeFileSync(fd, `${token}\n`)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
   app.log.info(
     { file: path },
     `first start: an admin token was written to ${path} (readable by this user only); read it, then delete the file`,
   )
+}
+
+function describeKind(stat: Stats): string {
+  if (stat.isDirectory()) return 'a directory'
+  if (stat.isSymbolicLink()) return 'a symbolic link'
+  return 'not a regular file'
+}
+
+/**
+ * A new, empty 0600 file at `path` for the token, or a clear refusal (a ConfigError: the place
+ * follows from DATABASE_PATH) when something other than a plain file is there. A plain file is
+ * one left from an earlier database: it would hold a token this database does not know.
+ */
+function claimTokenFile(path: string): number {
+  let stat: Stats | undefined
+  try {
+    stat = lstatSync(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+  if (stat !== undefined && !stat.isFile())
+    throw new ConfigError(
+      `DATABASE_PATH: the first admin token is written to ${path}, which is ${describeKind(stat)}; remove it and start again (no token was made)`,
+    )
+  if (stat !== undefined) rmSync(path)
+  return openPrivateFile(path)
 }
 
 // Run as the program (`node dist/server.js`), not imported by an entry that starts it itself (the

@@ -1,46 +1,21 @@
-import { chmodSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { closeSync, fsyncSync, lstatSync, openSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import BetterSqlite3, { type Database } from 'better-sqlite3'
+import { createPrivateFile, temporaryName, unsafeDirectoryReason } from '../lib/private-files.js'
+import { BACKUP_MARK, type BackupFile, backupNameFor } from './backup-files.js'
 import { sqliteOptions } from './connection-options.js'
 
-/** Scheduled backups are named by their time, so their names sort as their ages do. */
-const NAME = /^facility-(\d{8}T\d{6}\d{3}Z)\.db$/
+export { type BackupFile, listBackups, newestBackup, pruneBackups } from './backup-files.js'
+
 // Pages per step of the online backup (4 KiB each): the event loop is free between steps.
 const PAGES_PER_STEP = 1024
-
-export interface BackupFile {
-  file: string
-  at: number
-}
+/** What SQLite may leave beside a database file it had open. */
+const SIDE_FILES = ['-journal', '-wal', '-shm']
 
 export interface Verification {
   ok: boolean
   /** What was found: "ok", or what is wrong with the file. */
   message: string
-}
-
-function nameFor(at: number): string {
-  const iso = new Date(at).toISOString() // 2026-11-25T20:30:00.123Z
-  return `facility-${iso.replace(/[-:]/g, '').replace('.', '')}.db`
-}
-
-function timeOf(name: string): number | null {
-  const match = NAME.exec(name)
-  if (!match) return null
-  const t = match[1] as string
-  return Date.parse(
-    `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(9, 11)}:${t.slice(11, 13)}:${t.slice(13, 15)}.${t.slice(15, 18)}Z`,
-  )
-}
-
-/** The scheduled backups in `dir`, newest first (other files are never touched). */
-export function listBackups(dir: string): BackupFile[] {
-  const found: BackupFile[] = []
-  for (const name of readdirSync(dir)) {
-    const at = timeOf(name)
-    if (at !== null) found.push({ file: join(dir, name), at })
-  }
-  return found.sort((a, b) => b.at - a.at)
 }
 
 /**
@@ -68,35 +43,66 @@ export function verifyBackup(file: string): Verification {
 }
 
 /**
- * One backup of `db` into `dir`, taken while the service keeps working: SQLite's online backup in
- * steps (writes through this same connection are copied along, not restarted), into a temporary
- * name, made readable by the service's user only, checked with `verifyBackup`, and only then
- * renamed to its final name. A failed or unsound copy is removed, never left to be mistaken for a
- * backup. Returns the new file.
+ * Makes a fresh copy a file that stands alone: out of WAL mode (the copy carries the server's WAL
+ * flag, and any later opening, even read-only, would leave `-wal` and `-shm` files beside it),
+ * and marked as the service's backup (db/backup-files.ts counts only marked files).
  */
-export async function takeBackup(db: Database, dir: string, at = Date.now()): Promise<BackupFile> {
-  const file = join(dir, nameFor(at))
-  const partial = join(dir, `.${nameFor(at)}.partial`)
+export function sealBackup(file: string): void {
+  const copy = new BetterSqlite3(file, sqliteOptions({ fileMustExist: true }))
   try {
-    statSync(dir) // a missing directory is a failure of its own, named as such
-    await db.backup(partial, { progress: () => PAGES_PER_STEP })
-    chmodSync(partial, 0o600)
-    const check = verifyBackup(partial)
-    if (!check.ok) throw new Error(`the copy failed its check (${check.message})`)
-    renameSync(partial, file)
-    return { file, at }
-  } catch (error) {
-    for (const part of [partial, `${partial}-journal`, `${partial}-wal`]) rmSync(part, { force: true })
-    throw error
+    copy.pragma('journal_mode = DELETE')
+    copy.pragma(`application_id = ${BACKUP_MARK}`)
+  } finally {
+    copy.close()
+  }
+  removeSideFiles(file)
+}
+
+/** The `-journal`, `-wal` and `-shm` files of `file`, if SQLite left any. */
+export function removeSideFiles(file: string): void {
+  for (const suffix of SIDE_FILES) rmSync(`${file}${suffix}`, { force: true })
+}
+
+function syncToDisk(path: string): void {
+  const fd = openSync(path, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
   }
 }
 
-/** Removes the oldest scheduled backups beyond the newest `keep`; returns the removed files. */
-export function pruneBackups(dir: string, keep: number): string[] {
-  const removed: string[] = []
-  for (const old of listBackups(dir).slice(keep)) {
-    rmSync(old.file, { force: true })
-    removed.push(old.file)
+/** Refuses a backup directory someone else could read into or redirect (lib/private-files.ts). */
+export function checkBackupDirectory(dir: string): void {
+  const reason = unsafeDirectoryReason(dir)
+  if (reason !== null) throw new Error(`the backup directory ${dir} ${reason}`)
+}
+
+/**
+ * One backup of `db` into `dir`, taken while the service keeps working: SQLite's online backup in
+ * steps (writes through this same connection are copied along, not restarted), into an
+ * unguessable temporary name created 0600 before the first byte is copied, sealed, checked with
+ * `verifyBackup`, flushed, and only then renamed to its final name (a rename replaces whatever
+ * name was there, a link included, and never writes through it). A failed or unsound copy is
+ * removed with every file SQLite made beside it, never left to be mistaken for a backup.
+ */
+export async function takeBackup(db: Database, dir: string, at = Date.now()): Promise<BackupFile> {
+  checkBackupDirectory(dir) // at every backup: the directory may have been swapped since the start
+  const name = backupNameFor(at)
+  const file = join(dir, name)
+  const partial = temporaryName(dir, name)
+  createPrivateFile(partial)
+  try {
+    await db.backup(partial, { progress: () => PAGES_PER_STEP })
+    sealBackup(partial)
+    const check = verifyBackup(partial)
+    if (!check.ok) throw new Error(`the copy failed its check (${check.message})`)
+    syncToDisk(partial)
+    renameSync(partial, file)
+    syncToDisk(dir)
+    return { file, at: lstatSync(file).mtimeMs }
+  } finally {
+    rmSync(partial, { force: true })
+    removeSideFiles(partial)
   }
-  return removed
 }

@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3, { type Database } from 'better-sqlite3'
+import { createPrivateFile, makePrivateDirectory } from '../lib/private-files.js'
 import { sqliteOptions } from './connection-options.js'
 import { migrate } from './migrations.js'
 import { keepCopyBeforeMigrating, type PreMigrationCopy } from './pre-migration-copy.js'
@@ -23,6 +24,22 @@ function isPlainFile(path: string): boolean {
 }
 
 /**
+ * A new database file is created 0600, in a directory created 0700, before SQLite opens it:
+ * SQLite would create it 0644 (less the umask), and it makes the `-wal` and `-shm` files with the
+ * database file's mode. An existing file or directory keeps the mode its owner gave it.
+ */
+function preparePrivateFile(path: string): void {
+  if (existsSync(path)) return
+  makePrivateDirectory(dirname(path))
+  try {
+    createPrivateFile(path)
+  } catch (error) {
+    // Another process (the CLI, a second start) may have made it meanwhile.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+}
+
+/**
  * Opens (creating when needed) the service's database and migrates it. WAL lets readers run
  * beside the writer; synchronous=FULL makes every acknowledged commit durable across a power
  * cut, which a clinical record needs more than the last bit of write speed. `busyTimeoutMs` is how
@@ -32,7 +49,7 @@ function isPlainFile(path: string): boolean {
  * (`<database>.before-<version>`, db/pre-migration-copy.ts).
  */
 export function openDatabase(path: string, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS, opts: OpenOptions = {}): Database {
-  if (path !== IN_MEMORY && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true })
+  if (isPlainFile(path)) preparePrivateFile(path)
   const db = new BetterSqlite3(path, sqliteOptions())
   try {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)

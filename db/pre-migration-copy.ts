@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { Database } from 'better-sqlite3'
+import { createPrivateFile } from '../lib/private-files.js'
 import { productVersion } from '../lib/product-files.js'
 
 export interface PreMigrationCopy {
@@ -66,7 +67,7 @@ export function keepCopyBeforeMigrating(db: Database, path: string, schema: numb
   const partial = `${file}.${process.pid}.partial`
   rmSync(partial, { force: true })
   // VACUUM INTO fills an empty file and keeps its mode.
-  closeSync(openSync(partial, 'wx', 0o600))
+  createPrivateFile(partial)
   try {
     db.prepare('VACUUM INTO ?').run(partial)
     syncToDisk(partial, 'r+')
