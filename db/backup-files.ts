@@ -71,7 +71,7 @@ export function listBackups(dir: string): BackupFile[] {
       continue // removed meanwhile
     }
     if (!stat.isFile() || (uid !== undefined && stat.uid !== uid)) continue
-    if (carriesBackupMark(file)) found.push({ file, at: stat.mtimeMs })
+    if (carriesBackupMark(file)) found.push({ file, at: Math.floor(stat.mtimeMs) })
   }
   return found.sort((a, b) => b.at - a.at || (b.file < a.file ? -1 : 1))
 }

@@ -100,7 +100,7 @@ export async function takeBackup(db: Database, dir: string, at = Date.now()): Pr
     syncToDisk(partial)
     renameSync(partial, file)
     syncToDisk(dir)
-    return { file, at: lstatSync(file).mtimeMs }
+    return { file, at: Math.floor(lstatSync(file).mtimeMs) }
   } finally {
     rmSync(partial, { force: true })
     removeSideFiles(partial)

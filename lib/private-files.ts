@@ -5,7 +5,17 @@
  * away, so neither is ever wider than that.
  */
 import { randomBytes } from 'node:crypto'
-import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, realpathSync, type Stats } from 'node:fs'
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  realpathSync,
+  type Stats,
+} from 'node:fs'
 import { dirname, resolve } from 'node:path'
 
 const { O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY } = constants
@@ -31,9 +41,18 @@ export function createPrivateFile(path: string): void {
   closeSync(openPrivateFile(path))
 }
 
-/** Creates `path` (parents too) with mode 0700 where missing; an existing directory is left as it is. */
+/**
+ * Creates `path` (parents too) with mode 0700 where missing; an existing directory is left as it
+ * is. Each one made is set to 0700 explicitly, as a strict umask (0277) would leave the owner
+ * unable to write in it.
+ */
 export function makePrivateDirectory(path: string): void {
-  mkdirSync(path, { recursive: true, mode: 0o700 })
+  const first = mkdirSync(path, { recursive: true, mode: 0o700 })
+  if (first === undefined) return
+  for (let made = resolve(path); ; made = dirname(made)) {
+    chmodSync(made, 0o700)
+    if (made === resolve(first) || dirname(made) === made) break
+  }
 }
 
 /** A name beside `final` that nobody can guess in advance: `.<final name>.<random>.partial`. */
