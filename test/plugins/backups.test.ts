@@ -1,12 +1,14 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
 import { runCli } from '../../cli/run.js'
 import { listBackups, pruneBackups, verifyBackup } from '../../db/backups.js'
+import { openDatabase } from '../../db/connection.js'
 import { capture } from '../cli/capture.js'
 import { bearer, buildTestApp } from '../helper.js'
 import { buildLoggedApp, until } from '../reliability/fault-helpers.js'
+import { backupDatedAt } from './backup-fixtures.js'
 
 const admit = (bed: string) => ({ encounter: `e-${bed}`, bed, occupiedBy: `p-${bed}` })
 
@@ -81,15 +83,19 @@ t.test('a failing backup is logged at error once per episode and shown on /healt
   t.ok(lines.some((line) => line.msg === 'scheduled backups work again'))
 })
 
-t.test('only the newest BACKUP_KEEP backups are kept; other files in the directory are never touched', async (t) => {
-  const dir = t.testdir({ 'notes.txt': 'keep me', 'facility-20260101T0000000Z.db.bak': 'x' })
-  const names = ['20261101T000000000Z', '20261102T000000000Z', '20261103T000000000Z']
-  for (const name of names) writeFileSync(join(dir, `facility-${name}.db`), '')
-  t.same(pruneBackups(dir, 2), [join(dir, `facility-${names[0]}.db`)], 'the oldest goes')
+t.test('only the newest BACKUP_KEEP backups are kept, by their time; other files are never touched', async (t) => {
+  const root = t.testdir({ backups: { 'notes.txt': 'keep me', 'facility-20260101T0000000Z.db.bak': 'x' } })
+  const dir = join(root, 'backups')
+  const db = openDatabase(join(root, 'ward.db'))
+  t.teardown(() => db.close())
+  const times = [Date.parse('2026-11-01'), Date.parse('2026-11-02'), Date.parse('2026-11-03')]
+  const made = []
+  for (const at of times) made.push(await backupDatedAt(db, dir, at))
+  t.same(pruneBackups(dir, 2), [made[0]?.file], 'the oldest goes')
   t.same(readdirSync(dir).sort(), [
     'facility-20260101T0000000Z.db.bak',
-    `facility-${names[1]}.db`,
-    `facility-${names[2]}.db`,
+    basename(made[1]?.file as string),
+    basename(made[2]?.file as string),
     'notes.txt',
   ])
 })
