@@ -105,6 +105,13 @@ t.test('the CLI refuses to serve with such a BACKUP_DIR, with the reason on stde
   child.stderr.on('data', (chunk) => {
     stderr += chunk
   })
+  // A server that started anyway is stopped at once, so that the test fails rather than waits.
+  child.stdout.on('data', (chunk) => {
+    if (/listening/i.test(String(chunk))) child.kill('SIGKILL')
+  })
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL')
+  })
   const [code] = await once(child, 'exit')
   t.equal(code, 1)
   t.match(stderr, /facility-service: BACKUP_DIR: the backup directory .*link is a symbolic link/)
