@@ -14,6 +14,8 @@ export function addBackupCommand(program: Command, io: CliIo): void {
     .description('copy the database to FILE, consistently, also while the server serves writes')
     .argument('<file>', 'where to write the copy (must not exist yet)')
     .action(async (file: string) => {
+      // Said first, before the database is looked for; the exclusive creation below is what holds.
+      if (existsSync(file)) throw new CliError(`${file} exists already; choose a new file name`)
       const db = openExisting(program)
       try {
         createCopyFile(file)
