@@ -39,6 +39,25 @@ function decode(text: string): string {
   }
 }
 
+/**
+ * Credentials by their shape, wherever they stand (a value, a key, a path, inside a longer text):
+ * a stream ticket (`fst_` and 43 base64url characters, feed/tickets.ts), a token (`fs_`, its id,
+ * `_`, its secret, db/repositories/tokens.ts), either cut short, and a long run of base64url
+ * characters (a secret sent without its prefix). Record ids (24 hex digits) are shorter.
+ */
+const CREDENTIAL = /fst?_[A-Za-z0-9_-]{8,}|[A-Za-z0-9_-]{32,}/g
+/** A parameter whose value is a credential, however it is spelled (`TICKET`, `ticket%00`, `ticket.a`). */
+const CREDENTIAL_NAME = /ticket|token|secret|password|passwd|authorization|bearer|api.?key/
+
+/** The text with every credential-shaped part replaced. */
+export function withoutCredentials(text: string): string {
+  return text.replace(CREDENTIAL, '[redacted]')
+}
+
+function namesCredential(name: string): boolean {
+  return CREDENTIAL_NAME.test(name.toLowerCase().replace(/[^a-z]/g, ''))
+}
+
 /** The names of the query's parameters, in order, each once. */
 export function queryNames(query: string): string[] {
   const names = new Set<string>()
@@ -46,7 +65,7 @@ export function queryNames(query: string): string[] {
     if (pair === '') continue
     const eq = pair.indexOf('=')
     const name = decode(eq === -1 ? pair : pair.slice(0, eq))
-    names.add(PARAMETER_NAME.test(name) ? name : '?')
+    names.add(PARAMETER_NAME.test(name) && withoutCredentials(name) === name ? name : '?')
     if (names.size >= MAX_NAMES) break
   }
   return [...names]
@@ -65,22 +84,34 @@ function safeParams(params: unknown): Record<string, string> | undefined {
 /** A path no route matched: only its first segment, as the rest may be anything a client typed. */
 function unmatchedPath(path: string): string {
   const [first, ...rest] = path.split('/').slice(1)
-  return `/${first ?? ''}${rest.length > 0 ? '/*' : ''}`
+  return withoutCredentials(`/${first ?? ''}${rest.length > 0 ? '/*' : ''}`)
+}
+
+/** A parsed query with credentials hidden: by the parameter's name, and by the shape of any text. */
+function redactedQuery(value: unknown): unknown {
+  if (typeof value === 'string') return withoutCredentials(value)
+  if (Array.isArray(value)) return value.map(redactedQuery)
+  if (value === null || typeof value !== 'object') return value
+  const out: Record<string, unknown> = {}
+  for (const [name, item] of Object.entries(value)) {
+    out[withoutCredentials(name)] = namesCredential(name) ? '[redacted]' : redactedQuery(item)
+  }
+  return out
 }
 
 /**
- * The URL with its query as the service read it (`parseQuery` is the routes' own parser), the
- * stream ticket's value redacted: whatever spelling a client used for the parameter (`%74icket`,
- * `ticket[]`), it is the parsed key `ticket` that the service would take as a ticket, so that is
- * the key hidden, never a pattern of the raw text.
+ * The URL with its query as the service read it (`parseQuery` is the routes' own parser), every
+ * credential redacted. By name: whatever spelling a client used for the parameter (`%74icket`,
+ * `ticket[]`, `TICKET`, `ticket%00`, `ticket.a`), the parsed key is compared with its case and
+ * everything but letters set aside. By value: a ticket or a token is hidden wherever it stands
+ * (`a=1;ticket=...` is one parameter `a`), since a name can always be spelled another way.
  */
 function urlWithValues(path: string, query: string, parseQuery: (text: string) => Record<string, unknown>): string {
-  if (query === '') return path
-  const parsed = { ...parseQuery(query) }
-  if ('ticket' in parsed) parsed.ticket = '[redacted]'
+  if (query === '') return withoutCredentials(path)
+  const parsed = redactedQuery({ ...parseQuery(query) })
   const text = qs.stringify(parsed, { encode: false, arrayFormat: 'brackets' })
   // A query the parser refused (too many parameters, too deep) is not shown at all.
-  return text === '' ? `${path}?[not parsed]` : `${path}?${text}`
+  return `${withoutCredentials(path)}?${text === '' ? '[not parsed]' : text}`
 }
 
 /**

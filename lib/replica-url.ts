@@ -23,6 +23,12 @@ const REPLICA_FORMS = 'a directory path, or a file:///..., sftp://host/path or s
  */
 export function parseReplicaUrl(text: string): ReplicaTarget {
   if (!text.includes('://')) return { kind: 'path', url: text, shown: text, secrets: [] }
+  const written = writtenPassword(text)
+  // `user:ab/cd@host` is parsed as the host `user` (a port `ab`) and a path `/cd@host`, or refused:
+  // either way the password would be taken for something else. A password's `/` and `@` must be
+  // percent-encoded; saying so is clearer than an error about a port.
+  if (written !== null && /[/?#@]/.test(written))
+    throw new Error('has a password with / ? # or @ in it: percent-encode them (%2F %3F %23 %40)')
   let url: URL
   try {
     url = new URL(text)
@@ -31,8 +37,13 @@ export function parseReplicaUrl(text: string): ReplicaTarget {
   }
   const password = url.password
   if (password !== '') url.password = '***'
-  const shown = url.toString()
   const secrets = password === '' ? [] : [password, safeDecode(password)]
+  for (const [name, value] of url.searchParams) {
+    if (!SECRET_PARAMETER.test(name)) continue
+    secrets.push(value, encodeURIComponent(value))
+    url.searchParams.set(name, '***')
+  }
+  const shown = url.toString()
   const kind = url.protocol.slice(0, -1)
   const where = url.pathname.replace(/^\/+/, '')
   if (kind === 'file') {
@@ -49,6 +60,23 @@ export function parseReplicaUrl(text: string): ReplicaTarget {
   return { kind: kind as ReplicaKind, url: text, shown, secrets }
 }
 
+// A query parameter whose value is a credential (Litestream reads some settings from the query).
+const SECRET_PARAMETER = /secret|password|passwd|token|key|credential|signature/i
+
+/**
+ * The password as a person wrote it: after the first `:` of the part between `://` and the last
+ * `@`. Read from the text, not the parser: a `/` or `@` in a password ends the parser's
+ * user-info early, and the rest must not be shown as a host or a path. Null: no password.
+ */
+function writtenPassword(text: string): string | null {
+  const rest = text.slice(text.indexOf('://') + 3)
+  const at = rest.lastIndexOf('@')
+  if (at < 0) return null
+  const userInfo = rest.slice(0, at)
+  const colon = userInfo.indexOf(':')
+  return colon < 0 ? null : userInfo.slice(colon + 1)
+}
+
 function safeDecode(text: string): string {
   try {
     return decodeURIComponent(text)
@@ -57,11 +85,24 @@ function safeDecode(text: string): string {
   }
 }
 
-/** REPLICA_URL as it may be shown: its password hidden, whatever else is wrong with it. */
+/**
+ * REPLICA_URL as it may be shown: its password hidden, whatever else is wrong with it. A URL that
+ * cannot be read keeps only its scheme, its user and what follows its last `@` (or, without one,
+ * what precedes any query): whatever a password holds, none of it is shown.
+ */
 export function shownReplicaUrl(text: string): string {
   try {
     return parseReplicaUrl(text).shown
   } catch {
-    return text.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@')
+    if (!text.includes('://')) return text
+    const scheme = text.slice(0, text.indexOf('://') + 3)
+    const rest = text.slice(scheme.length)
+    const at = rest.lastIndexOf('@')
+    if (at < 0) return `${scheme}${rest.replace(/[?#].*$/s, '')}`
+    const userInfo = rest.slice(0, at)
+    const user = userInfo.includes(':') ? userInfo.slice(0, userInfo.indexOf(':')) : userInfo
+    // A plain name is shown; anything else before the `@` may be a credential of its own.
+    const shownUser = /^[\w.-]*$/.test(user) ? user : '***'
+    return `${scheme}${shownUser}${userInfo.includes(':') ? ':***' : ''}@${rest.slice(at + 1).replace(/[?#].*$/s, '')}`
   }
 }

@@ -103,11 +103,13 @@ export async function answerWrite<V, A>(
   shape: (value: V) => A,
 ): Promise<A> {
   const pending = request.idempotency
-  if (!pending) return shape(await write())
   let payload: A | undefined
-  await request.server.writes.withFollowUp(function storeAnswer(value, changed) {
+  // Through a follow-up even without a key: whether the write changed a row decides whether its
+  // answer is a read for the read log (plugins/read-audit.ts).
+  await request.server.writes.withFollowUp(function noteAnswer(value, changed) {
+    request.writeChanged = changed
     payload = shape(value as V)
-    if (!changed) return
+    if (!pending || !changed) return
     const headers: Record<string, string> = { 'content-type': JSON_TYPE }
     for (const name of KEPT_HEADERS) {
       const header = reply.getHeader(name)
@@ -115,7 +117,7 @@ export async function answerWrite<V, A>(
     }
     pending.save(200, String(reply.serialize(payload)), headers)
   }, write)
-  pending.answered = true
+  if (pending) pending.answered = true
   return payload as A
 }
 

@@ -6,12 +6,18 @@ import { queryNames } from '../http/log-serializers.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route reads records: with AUDIT_READS=true each request leaves a read-log entry. */
-    readAudit?: ReadOperation
+    /**
+     * The route reads records: with AUDIT_READS=true each request leaves a read-log entry.
+     * `write`: a write route whose answer is the record; an answer of a write that changed nothing
+     * (a no-op patch, an Idempotency-Key replay) is a read, and is logged as a `get`.
+     */
+    readAudit?: ReadOperation | 'write'
   }
   interface FastifyRequest {
     /** A list's total, noted by its handler (lists are sent as ready JSON text, so no hook sees it). */
     listTotal: number | null
+    /** The request's write changed rows (answerWrite notes it): its audit entry is the trace of the answer. */
+    writeChanged: boolean
   }
 }
 
@@ -36,14 +42,19 @@ export default fp<ReadAuditOptions>(
   async function readAuditPlugin(fastify, opts) {
     // Decorated even when off: list handlers note their totals either way.
     fastify.decorateRequest('listTotal', null)
+    fastify.decorateRequest('writeChanged', false)
     if (!opts.enabled) return
     const log = fastify.repos.readLog
     const queue = fastify.writes
 
     fastify.addHook('onResponse', function auditRead(request: FastifyRequest, reply: FastifyReply, done) {
-      const operation = request.routeOptions.config.readAudit
+      const audit = request.routeOptions.config.readAudit
       // No principal: the request failed authentication, so nothing was read.
-      if (operation === undefined || !request.principal) return done()
+      if (audit === undefined || !request.principal) return done()
+      // A write that changed its record left an audit entry in its own transaction; one refused
+      // (4xx) answered no record. Any other answer of a write route showed the record: a read.
+      if (audit === 'write' && (request.writeChanged || reply.statusCode !== 200)) return done()
+      const operation = audit === 'write' ? 'get' : audit
       const { tokenId, account, facility } = request.principal
       const route = request.routeOptions.url ?? ''
       const list = operation === 'list'

@@ -31,6 +31,14 @@ export const SYNC_INTERVAL_MS = 1000
 const KEYS_OF_THE_URL = new Set(['url', 'type'])
 // Values under these keys are secrets: scrubbed from whatever Litestream prints.
 const SECRET_KEYS = /(password|secret|access-key-id|token)/i
+// Keys of Litestream's replica settings, named in a message about their line. Any other word
+// before a `:` may be the start of a secret pasted on a line of its own, and is not repeated.
+const NAMED_KEYS = new Set([
+  ...KEYS_OF_THE_URL,
+  ...['path', 'bucket', 'region', 'endpoint', 'force-path-style', 'skip-verify', 'access-key-id'],
+  ...['secret-access-key', 'sync-interval', 'retention', 'retention-check-interval', 'snapshot-interval'],
+  ...['validation-interval', 'host', 'user', 'password', 'key-path', 'account-name', 'account-key', 'age'],
+])
 
 /** The Litestream binary: LITESTREAM_PATH, else the one the optional dependency brought. */
 export function litestreamBinary(override: string): string {
@@ -67,17 +75,24 @@ export function readReplicaExtras(file: string): string[] {
   } catch (error) {
     throw new ConfigError(`REPLICA_CONFIG: cannot read ${file} (${(error as NodeJS.ErrnoException).code})`)
   }
-  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#'))
-  lines.forEach((line, i) => {
-    const where = `REPLICA_CONFIG: ${file}, line "${line.trim().slice(0, 40)}"`
+  const numbered = text
+    .split(/\r?\n/)
+    .map((line, i) => ({ line, number: i + 1 }))
+    .filter(({ line }) => line.trim() !== '' && !line.trimStart().startsWith('#'))
+  numbered.forEach(({ line, number }, i) => {
+    // Named by its number and key only: a line's value may be a secret (secret-access-key: ...),
+    // and a malformed line may be nothing but one.
+    const key = /^\s*([A-Za-z][\w-]*)\s*:/.exec(line)?.[1]
+    const where = `REPLICA_CONFIG: ${file}, line ${number}${key && NAMED_KEYS.has(key) ? ` (${key})` : ''}`
     if (line.includes('\t')) throw new ConfigError(`${where}: tabs are not allowed in YAML; indent with spaces`)
     if (i === 0 && line.startsWith(' ')) throw new ConfigError(`${where}: the first setting must not be indented`)
     if (line.startsWith(' ')) return
-    const key = /^([A-Za-z][\w-]*):(\s|$)/.exec(line)?.[1]
-    if (key === undefined) throw new ConfigError(`${where}: expected "key: value", e.g. "key-path: /etc/replica_key"`)
-    if (KEYS_OF_THE_URL.has(key)) throw new ConfigError(`${where}: "${key}" comes from REPLICA_URL; remove it here`)
+    if (!/^[A-Za-z][\w-]*:(\s|$)/.test(line))
+      throw new ConfigError(`${where}: expected "key: value", e.g. "key-path: /etc/replica_key"`)
+    if (key !== undefined && KEYS_OF_THE_URL.has(key))
+      throw new ConfigError(`${where}: "${key}" comes from REPLICA_URL; remove it here`)
   })
-  return lines
+  return numbered.map(({ line }) => line)
 }
 
 /** The values of secret keys in REPLICA_CONFIG's lines. */

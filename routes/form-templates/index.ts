@@ -17,6 +17,7 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
   fastify.post(
     '/form-templates',
     {
+      config: { readAudit: 'write' },
       schema: {
         tags,
         summary: 'create a form template (items without an id get one)',
@@ -65,6 +66,7 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
   fastify.patch(
     '/form-templates/:id',
     {
+      config: { readAudit: 'write' },
       schema: {
         tags,
         summary: 'replace the fields named (null removes one); hide: true hides, hide: false shows again',
@@ -83,6 +85,7 @@ const formTemplateRoutes: FastifyPluginAsyncTypebox = async function formTemplat
   fastify.delete(
     '/form-templates/:id',
     {
+      config: { readAudit: 'write' },
       schema: {
         tags,
         summary: 'delete a form template and return it (If-Match honoured)',

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { type Static, Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
 import { FAULT_MESSAGES } from '../../db/storage-faults.js'
 import { ErrorBody, Timestamp } from '../../schemas/common.js'
 
@@ -40,6 +41,21 @@ const Health = Type.Object({
   backups: Type.Optional(BackupHealth),
   replication: Type.Optional(ReplicationHealth),
 })
+const CheckOk = Type.Object(
+  { ok: Type.Boolean({ description: 'the check passes (details: with an admin token)' }) },
+  { additionalProperties: false },
+)
+/** What /health tells without an admin token: the status of each check, none of its texts. */
+const PublicHealth = Type.Object(
+  {
+    status: Type.Literal('ok'),
+    database: Type.Literal('ok'),
+    backups: Type.Optional(CheckOk),
+    replication: Type.Optional(CheckOk),
+  },
+  // Closed, and first in the union below: the serializer takes the first shape an answer fits.
+  { description: 'without an admin token: the status only', additionalProperties: false },
+)
 /** A sync of the WAL waiting longer than this makes /health unhealthy. */
 export const SYNC_STALL_MS = 5000
 
@@ -51,6 +67,19 @@ const Unhealthy = Type.Object({
   since: Type.Optional(Timestamp),
 })
 
+type Detailed = Static<typeof Health>
+
+/** The answer without its details: whether each check passes. */
+function statusOnly(health: Detailed): Static<typeof PublicHealth> {
+  const { status, database, backups, replication } = health
+  return {
+    status,
+    database,
+    ...(backups ? { backups: { ok: backups.failing === undefined } } : {}),
+    ...(replication ? { replication: { ok: replication.running && replication.failing === undefined } } : {}),
+  }
+}
+
 /**
  * Liveness and database check, without a token, for load balancers and service managers. It never
  * writes: whether the database takes writes is learnt from the writes themselves (a full disk, an
@@ -59,6 +88,19 @@ const Unhealthy = Type.Object({
  */
 const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fastify) {
   const probe = fastify.db.prepare('SELECT 1')
+
+  /**
+   * The details (error texts naming directories, hosts, files) only for an admin token without a
+   * facility, the operator's: any other request, a bad token included, gets the status alone, so
+   * the route tells nothing about a token either (it is outside the authenticated scope, with no
+   * throttle of failures, and needs none: every answer but an admin's is the same).
+   */
+  function detailsAllowed(authorization: string | undefined): boolean {
+    const token = /^bearer +(\S+)$/i.exec(authorization ?? '')?.[1]
+    if (token === undefined) return false
+    const result = fastify.tokens.check(token)
+    return result.ok && result.principal.role === 'admin' && result.principal.facility === null
+  }
 
   function backupHealth(): { backups?: Static<typeof BackupHealth> } {
     const status = fastify.backups.status()
@@ -85,42 +127,58 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
       config: { tellsNoRecords: true },
       schema: {
         tags: ['health'],
-        summary: 'liveness and database check (no token needed)',
-        security: [],
+        summary: 'liveness and database check (no token needed; the details with an admin token)',
+        // No token needed; an admin token (optional) gets the details.
+        security: [{}, { bearerAuth: [] }],
         // A refused query string is the one client error it can answer.
-        response: { 200: Health, 400: Type.Ref(ErrorBody), 503: Unhealthy },
+        response: { 200: Type.Union([PublicHealth, Health]), 400: Type.Ref(ErrorBody), 503: Unhealthy },
       },
     },
     async function health(request, reply) {
-      try {
-        probe.get()
-      } catch (error) {
-        request.log.error({ err: error }, 'health check failed')
-        fastify.storage.report(error)
-        return reply.code(503).send({ status: 'unavailable' as const, database: 'unreachable' })
+      // One URL, two answers: caches must not give an admin's answer to anyone else.
+      reply.header('vary', 'authorization')
+      const detailed = detailsAllowed(request.headers.authorization)
+      if (detailed) reply.header('cache-control', 'no-store')
+      const trouble = unhealthy(request)
+      if (trouble !== null) {
+        // Without the details: the fault's word and stable code, never its text (paths, hosts).
+        const { status, database, code } = trouble
+        return reply.code(503).send(detailed ? trouble : { status, database, ...(code ? { code } : {}) })
       }
-      const condition = fastify.storage.condition
-      const syncSince = fastify.writes.syncRunningSince
-      // Every answer but this one waits for that sync (plugins/db.ts): say so rather than "ok".
-      if (condition === null && syncSince !== null && Date.now() - syncSince > SYNC_STALL_MS)
-        return reply.code(503).send({
-          status: 'unavailable' as const,
-          database: 'io',
-          message: `the disk has not confirmed a write for ${Math.round((Date.now() - syncSince) / 1000)} s (the sync of the WAL file still waits); answers wait for it`,
-          code: 'SYNC_STALLED',
-          since: syncSince,
-        })
-      if (condition === null)
-        return { status: 'ok' as const, database: 'ok' as const, ...backupHealth(), ...replicationHealth() }
-      return reply.code(503).send({
-        status: 'unavailable' as const,
-        database: condition.fault,
-        message: condition.message ?? FAULT_MESSAGES[condition.fault],
-        code: condition.code,
-        since: condition.since,
-      })
+      const answer: Detailed = { status: 'ok', database: 'ok', ...backupHealth(), ...replicationHealth() }
+      return detailed ? answer : statusOnly(answer)
     },
   )
+
+  /** Why the service is unhealthy, with the details; null while it is healthy. */
+  function unhealthy(request: FastifyRequest): Static<typeof Unhealthy> | null {
+    try {
+      probe.get()
+    } catch (error) {
+      request.log.error({ err: error }, 'health check failed')
+      fastify.storage.report(error)
+      return { status: 'unavailable', database: 'unreachable' }
+    }
+    const condition = fastify.storage.condition
+    const syncSince = fastify.writes.syncRunningSince
+    // Every answer but this one waits for that sync (plugins/db.ts): say so rather than "ok".
+    if (condition === null && syncSince !== null && Date.now() - syncSince > SYNC_STALL_MS)
+      return {
+        status: 'unavailable',
+        database: 'io',
+        message: `the disk has not confirmed a write for ${Math.round((Date.now() - syncSince) / 1000)} s (the sync of the WAL file still waits); answers wait for it`,
+        code: 'SYNC_STALLED',
+        since: syncSince,
+      }
+    if (condition === null) return null
+    return {
+      status: 'unavailable',
+      database: condition.fault,
+      message: condition.message ?? FAULT_MESSAGES[condition.fault],
+      code: condition.code,
+      since: condition.since,
+    }
+  }
 }
 
 export default healthRoutes

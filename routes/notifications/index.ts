@@ -92,8 +92,9 @@ const notificationRoutes: FastifyPluginAsyncTypebox = async function notificatio
   fastify.post(
     '/notifications/:id/seen',
     {
-      // Seen state is the reader's own, so a read token may set it.
-      config: { role: 'read' },
+      // Seen state is the reader's own, so a read token may set it. The answer shows the text and a
+      // mark writes no audit entry (it changes only the reader's own state): always a read.
+      config: { role: 'read', readAudit: 'get' },
       schema: {
         tags,
         summary: 'add the caller to seenBy (idempotent; extension)',

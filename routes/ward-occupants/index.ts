@@ -16,6 +16,7 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
   fastify.post(
     '/ward-occupants',
     {
+      config: { readAudit: 'write' },
       schema: {
         tags,
         summary: 'admit: record that an account occupies a bed',
@@ -65,6 +66,7 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
   fastify.patch(
     '/ward-occupants/:id',
     {
+      config: { readAudit: 'write' },
       schema: {
         tags,
         summary: 'change the provider, discharge (discharge: true) or re-open (discharge: false)',
@@ -83,6 +85,7 @@ const wardOccupantRoutes: FastifyPluginAsyncTypebox = async function wardOccupan
   fastify.delete(
     '/ward-occupants/:id',
     {
+      config: { readAudit: 'write' },
       schema: {
         tags,
         summary: 'delete a ward occupant record and return it (If-Match honoured)',

@@ -12,19 +12,20 @@ export interface Health {
   replication?: { running: boolean; lagMs: number; lastSyncAt?: number; restarts: number; failing?: object }
 }
 
-/** /health's answer (any status), or null while nothing answers. */
-export async function health(base: string): Promise<Health | null> {
+/** /health's answer (any status), or null while nothing answers; with an admin `token`, the details. */
+export async function health(base: string, token?: string): Promise<Health | null> {
   try {
-    return (await (await fetch(`${base}/health`)).json()) as Health
+    const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {}
+    return (await (await fetch(`${base}/health`, { headers })).json()) as Health
   } catch {
     return null
   }
 }
 
 /** Polls /health until `ready` holds; tap's timeout bounds the wait. */
-export async function healthWhen(base: string, ready: (health: Health) => boolean): Promise<Health> {
+export async function healthWhen(base: string, ready: (health: Health) => boolean, token?: string): Promise<Health> {
   for (;;) {
-    const now = await health(base)
+    const now = await health(base, token)
     if (now !== null && ready(now)) return now
     await sleep(100)
   }

@@ -33,12 +33,12 @@ async function replicateAndRestore(t: Test, dir: string, remote: Remote): Promis
   const env = { ...remote.env, DATABASE_PATH: path, REPLICA_URL: remote.url, REPLICA_CONFIG: replicaConfig }
   const server = await startServer(env)
   t.teardown(() => stopServer(server, 'SIGKILL'))
-  await healthWhen(server.base, (h) => h.replication?.lastSyncAt !== undefined)
+  await healthWhen(server.base, (h) => h.replication?.lastSyncAt !== undefined, token)
 
   const record = newWriteRecord()
   const writing = driveWrites(server.base, token, { writers: 2, prefix: 'd', dischargeEvery: 4, pauseMs: 5 }, record)
   while (record.admitted.size < 400 && record.unexpected.length === 0) await sleep(20)
-  const health = await healthWhen(server.base, () => true)
+  const health = await healthWhen(server.base, () => true, token)
   t.notOk(health.replication?.failing, `replicating to ${remote.url}: not failing`)
   const stopping = stopServer(server)
   record.stop = true

@@ -9,12 +9,13 @@ import { newId } from '../../lib/ids.js'
 /**
  * A ward's history before the drill: `count` ward occupants written straight into a new database
  * with SQL, each with its audit entry and feed event as the service writes them (one transaction,
- * seconds instead of the minutes 100 000 HTTP requests would take). Returns a write token.
+ * seconds instead of the minutes 100 000 HTTP requests would take). Returns an admin token (it
+ * writes, and reads /health's details, which are an admin's).
  */
 export function seedWard(path: string, count: number): string {
   const db = openDatabase(path)
   try {
-    const { token } = createTokenRepository(db).create({ account: 'drill', role: 'write' })
+    const { token } = createTokenRepository(db).create({ account: 'drill', role: 'admin' })
     const audit = createAuditLog(db)
     const feed = createFeedLog(db)
     const insert = db.prepare(

@@ -49,13 +49,14 @@ t.test(`drill: the ward's machine is lost at ${OCCUPANTS} ward occupants; a stan
   const ready = await healthWhen(
     ward.base,
     (h) => h.replication?.lastSyncAt !== undefined && h.replication.lagMs === 0 && h.backups?.lastAt !== undefined,
+    token,
   )
   t.comment(`Litestream's snapshot and the first scheduled backup: ${s(Date.now() - started)}`)
 
   // The ward works until the next scheduled backup is taken, and a few seconds more.
   const record = newWriteRecord()
   const writing = driveWrites(ward.base, token, { writers: 4, prefix: 'd', dischargeEvery: 5, pauseMs: 10 }, record)
-  await healthWhen(ward.base, (h) => (h.backups?.lastAt ?? 0) > (ready.backups?.lastAt ?? 0))
+  await healthWhen(ward.base, (h) => (h.backups?.lastAt ?? 0) > (ready.backups?.lastAt ?? 0), token)
   await sleep(3000 + Math.random() * 2000)
   const lostAt = await pullThePlug(ward)
   await writing

@@ -55,7 +55,8 @@ t.test(
       'no temporary file left',
     )
 
-    const health = await app.inject('/health')
+    // The details of the checks are for an admin (docs/API.md).
+    const health = await app.inject({ url: '/health', headers: bearer(tokens.admin) })
     t.equal(health.statusCode, 200)
     t.equal(health.json().backups.lastAt, newest?.at)
     t.ok(health.json().backups.ageMs >= 0, 'the age of the last good backup')
@@ -65,20 +66,21 @@ t.test(
 t.test('a failing backup is logged at error once per episode and shown on /health, which stays 200', async (t) => {
   const dir = t.testdir()
   const backups = join(dir, 'not-there')
-  const { app, lines } = await buildLoggedApp(t, { DATABASE_PATH: join(dir, 'ward.db'), BACKUP_DIR: backups })
+  const { app, lines, token } = await buildLoggedApp(t, { DATABASE_PATH: join(dir, 'ward.db'), BACKUP_DIR: backups })
+  const admin = { headers: bearer(token('admin-1', 'admin')) }
   await until(() => app.backups.status()?.failing !== null)
   await app.backups.runNow()
   await app.backups.runNow()
   const errors = lines.filter((line) => line.level === 50 && /scheduled backup/.test(String(line.msg)))
   t.equal(errors.length, 1, 'one error line for three failures')
-  let health = await app.inject('/health')
+  let health = await app.inject({ url: '/health', ...admin })
   t.equal(health.statusCode, 200, 'the ward works')
   t.match(health.json().backups.failing, { since: Number, message: /ENOENT|no such file/ })
   t.notOk('lastAt' in health.json().backups, 'no good backup yet')
 
   mkdirSync(backups)
   await app.backups.runNow()
-  health = await app.inject('/health')
+  health = await app.inject({ url: '/health', ...admin })
   t.notOk('failing' in health.json().backups, 'the episode is over')
   t.ok(lines.some((line) => line.msg === 'scheduled backups work again'))
 })

@@ -61,11 +61,13 @@ t.test('DURABLE_SYNC=commit: the sync stays inside COMMIT', async (t) => {
 })
 
 t.test('a sync the disk does not answer for long makes /health unhealthy, naming it', async (t) => {
-  const { app } = await buildTestApp(t, { DATABASE_PATH: join(t.testdir(), 'ward.db') })
+  const { app, tokens } = await buildTestApp(t, { DATABASE_PATH: join(t.testdir(), 'ward.db') })
   t.equal((await app.inject({ url: '/health' })).statusCode, 200)
   const since = Date.now() - SYNC_STALL_MS - 1000
   Object.defineProperty(app.writes, 'syncRunningSince', { get: () => since, configurable: true })
-  const health = await app.inject({ url: '/health' })
+  t.same((await app.inject({ url: '/health' })).json(), { status: 'unavailable', database: 'io', code: 'SYNC_STALLED' })
+  // The text, with its figures, is for an admin (docs/API.md).
+  const health = await app.inject({ url: '/health', headers: bearer(tokens.admin) })
   t.equal(health.statusCode, 503)
   t.match(health.json(), { status: 'unavailable', database: 'io', code: 'SYNC_STALLED', since })
   t.match(health.json().message, /has not confirmed a write for \d+ s/)
@@ -108,7 +110,12 @@ t.test('after a failed sync every answer is a 503 that says so, and /health name
   t.equal(read.statusCode, 503)
   t.equal(read.headers['retry-after'], '30')
   t.match(read.json(), { code: 'STORAGE_IO_ERROR', message: /may or may not be stored/ })
-  const health = await app.inject({ url: '/health' })
+  t.same((await app.inject({ url: '/health' })).json(), {
+    status: 'unavailable',
+    database: 'io',
+    code: 'SQLITE_IOERR_FSYNC',
+  })
+  const health = await app.inject({ url: '/health', headers: bearer(tokens.admin) })
   t.equal(health.statusCode, 503)
   t.match(health.json(), { database: 'io', code: 'SQLITE_IOERR_FSYNC', message: /until the service is restarted/ })
 })

@@ -4,6 +4,8 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { buildApp } from '../../app.js'
 import { defaultConfig } from '../../config.js'
+import { openDatabase } from '../../db/connection.js'
+import { createTokenRepository } from '../../db/repositories/tokens.js'
 import { type ServerProcess, startServer, stopServer } from './server-process.js'
 
 /** Replica settings: a replica that cannot be reached, secrets in the log, and settings refused at start. */
@@ -24,10 +26,18 @@ interface Replication {
   failing?: { since: number; message: string }
 }
 
+/** An admin token, made on the server's database while it runs: /health's details are an admin's. */
+function adminToken(path: string): string {
+  const db = openDatabase(path)
+  const { token } = createTokenRepository(db).create({ account: 'admin-1', role: 'admin' })
+  db.close()
+  return token
+}
+
 /** Polls /health (answering 200 all along) until replication is failing; returns what it says. */
-async function failingHealth(t: Test, server: ServerProcess): Promise<Replication> {
+async function failingHealth(t: Test, server: ServerProcess, admin: string): Promise<Replication> {
   for (;;) {
-    const res = await fetch(`${server.base}/health`)
+    const res = await fetch(`${server.base}/health`, { headers: { authorization: `Bearer ${admin}` } })
     const body = (await res.json()) as { replication: Replication }
     if (res.status !== 200) t.fail(`health answered ${res.status}`)
     if (body.replication.failing) return body.replication
@@ -35,7 +45,8 @@ async function failingHealth(t: Test, server: ServerProcess): Promise<Replicatio
   }
 }
 
-const PASSWORD = 'Pw-of-the-standby-7731'
+// With the characters a URL must carry percent-encoded (the old mask stopped at a `/`).
+const PASSWORD = 'Pw/of@the:standby%7731'
 const ACCESS_KEY = 'AKIASTANDBYTEST0001'
 const SECRET_KEY = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYSTANDBYKEY'
 
@@ -46,7 +57,7 @@ t.test('an unreachable replica: /health still 200 with replication.failing; no s
   const [sftp, s3] = await Promise.all([
     startServer({
       DATABASE_PATH: join(dir, 'sftp', 'ward.db'),
-      REPLICA_URL: `sftp://repl:${PASSWORD}@127.0.0.1:${port}/replicas/ward`,
+      REPLICA_URL: `sftp://repl:${encodeURIComponent(PASSWORD)}@127.0.0.1:${port}/replicas/ward`,
     }),
     startServer({
       DATABASE_PATH: join(dir, 's3', 'ward.db'),
@@ -58,8 +69,11 @@ t.test('an unreachable replica: /health still 200 with replication.failing; no s
     }),
   ])
   t.teardown(() => Promise.all([stopServer(sftp, 'SIGKILL'), stopServer(s3, 'SIGKILL')]))
-  for (const server of [sftp, s3]) {
-    const replication = await failingHealth(t, server)
+  for (const [server, name] of [
+    [sftp, 'sftp'],
+    [s3, 's3'],
+  ] as const) {
+    const replication = await failingHealth(t, server, adminToken(join(dir, name, 'ward.db')))
     t.equal(replication.running, true, 'Litestream runs, and retries')
     t.match(replication.failing?.message, /connection refused/, 'failing says why')
   }

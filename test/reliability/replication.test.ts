@@ -17,15 +17,16 @@ import { checkRestored, driveWrites, newWriteRecord } from './ward-writes.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-function writeToken(path: string): string {
+function writeToken(path: string, role: 'write' | 'admin' = 'write'): string {
   const db = openDatabase(path)
-  const { token } = createTokenRepository(db).create({ account: 'nurse', role: 'write' })
+  const { token } = createTokenRepository(db).create({ account: role === 'admin' ? 'admin-1' : 'nurse', role })
   db.close()
   return token
 }
 
-async function health(base: string) {
-  const res = await fetch(`${base}/health`)
+/** /health with an admin token: the details of replication are an admin's (docs/API.md). */
+async function health(base: string, admin: string) {
+  const res = await fetch(`${base}/health`, { headers: { authorization: `Bearer ${admin}` } })
   return { status: res.status, body: (await res.json()) as { replication?: Record<string, unknown> } }
 }
 
@@ -41,13 +42,14 @@ t.test('replication keeps up while writes run; a graceful stop ships the rest (f
   const path = join(dir, 'data', 'ward.db')
   const replica = join(dir, 'replica')
   const token = writeToken(path)
+  const admin = writeToken(path, 'admin')
   const server = await startServer({ DATABASE_PATH: path, REPLICA_URL: replica })
   t.teardown(() => stopServer(server, 'SIGKILL'))
   const record = newWriteRecord()
   const writing = driveWrites(server.base, token, { writers: 2, prefix: 'k', dischargeEvery: 4, pauseMs: 5 }, record)
   while (record.admitted.size < 300 && record.unexpected.length === 0) await sleep(20)
 
-  const during = await health(server.base)
+  const during = await health(server.base, admin)
   t.equal(during.status, 200)
   t.match(during.body.replication, { running: true, restarts: 0, lagMs: Number, lastSyncAt: Number })
   t.notOk(during.body.replication && 'failing' in during.body.replication, 'not failing')
@@ -94,19 +96,20 @@ t.test(
     const path = join(dir, 'ward.db')
     const replica = join(dir, 'replica')
     const token = writeToken(path)
+    const admin = writeToken(path, 'admin')
     const server = await startServer({ DATABASE_PATH: path, REPLICA_URL: replica })
     t.teardown(() => stopServer(server, 'SIGKILL'))
-    while ((await health(server.base)).body.replication?.lastSyncAt === undefined) await sleep(20)
+    while ((await health(server.base, admin)).body.replication?.lastSyncAt === undefined) await sleep(20)
     const [litestream] = childrenNamed(server.child.pid as number, 'litestream')
     t.ok(litestream, 'Litestream runs as a child of the server')
     process.kill(litestream as number, 'SIGKILL')
 
     while (!/litestream ended \(SIGKILL\); starting it again in 1000 ms/.test(server.output())) await sleep(20)
     const statuses = new Set<number>()
-    let now = await health(server.base)
+    let now = await health(server.base, admin)
     while (now.body.replication?.restarts !== 1 || now.body.replication?.running !== true) {
       statuses.add(now.status)
-      now = await health(server.base)
+      now = await health(server.base, admin)
     }
     t.same([...statuses], statuses.size === 0 ? [] : [200], 'the service stays healthy meanwhile')
     t.not(childrenNamed(server.child.pid as number, 'litestream')[0], litestream, 'a new Litestream')
@@ -116,7 +119,7 @@ t.test(
     while (record.admitted.size < 50 && record.unexpected.length === 0) await sleep(20)
     record.stop = true
     await writing
-    now = await health(server.base)
+    now = await health(server.base, admin)
     t.notOk('failing' in (now.body.replication ?? {}), 'no longer failing once it ships again')
     // Stopped right after the restart: Litestream is given the moment it needs to open the
     // database, or it would end without any final sync.
@@ -131,7 +134,8 @@ t.test(
 t.test('a server killed outright takes its Litestream along (no orphan holding the database)', async (t) => {
   const dir = t.testdir()
   const server = await startServer({ DATABASE_PATH: join(dir, 'ward.db'), REPLICA_URL: join(dir, 'replica') })
-  while ((await health(server.base)).body.replication?.lastSyncAt === undefined) await sleep(20)
+  const admin = writeToken(join(dir, 'ward.db'), 'admin')
+  while ((await health(server.base, admin)).body.replication?.lastSyncAt === undefined) await sleep(20)
   const [litestream] = childrenNamed(server.child.pid as number, 'litestream')
   await stopServer(server, 'SIGKILL')
   // setpriv --pdeathsig TERM: Litestream gets SIGTERM when its parent dies, and ends.

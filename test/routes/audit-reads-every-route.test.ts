@@ -23,7 +23,7 @@ const PUBLIC = /^\/(?:health|openapi\.json|favicon\.ico|board(?:\/.*)?|docs(?:\/
 const SOME_ID = '0123456789abcdef01234567'
 
 interface Registered {
-  method: 'GET' | 'HEAD'
+  method: string
   url: string
 }
 
@@ -40,9 +40,7 @@ async function appWithRoutes(t: Test) {
   const fastify = Fastify(serverOptions(config))
   const routes: Registered[] = []
   fastify.addHook('onRoute', function noteRoute(route) {
-    for (const method of [route.method].flat()) {
-      if (method === 'GET' || method === 'HEAD') routes.push({ method: method as Registered['method'], url: route.url })
-    }
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url })
   })
   await fastify.register(fp(app), { config })
   await fastify.ready()
@@ -60,7 +58,7 @@ t.test('every GET and HEAD route is public, audited, or named here with the reas
   const admin = app.tokens.create({ account: 'admin-1', role: 'admin', facility: null, label: null }).token
   const expected: string[] = []
   const exempted = new Set<string>()
-  for (const { method, url } of routes) {
+  for (const { method, url } of routes.filter((r) => r.method === 'GET' || r.method === 'HEAD')) {
     const anonymous = await app.inject({ method, url: urlOf(url) })
     if (anonymous.statusCode !== 401) {
       t.match(url, PUBLIC, `${method} ${url} answers without a token (${anonymous.statusCode}): a public page`)
@@ -79,4 +77,98 @@ t.test('every GET and HEAD route is public, audited, or named here with the reas
   t.ok(expected.includes('GET /beds'), 'the beds (with their occupants) are among them')
   t.ok(expected.length >= 16, `${expected.length} audited routes found`)
   t.same([...exempted].sort(), Object.keys(NOT_READS).sort(), 'each exemption names a route that exists')
+})
+
+/** A write route's answers that carry no record, with the reason. */
+const NO_RECORD: Record<string, string> = {
+  'POST /events/tickets': 'a stream ticket: a credential, no record',
+}
+
+interface Call {
+  body?: unknown
+  /** Sent with this Idempotency-Key (the same key twice: the second answer is a replay). */
+  key?: string
+}
+
+/**
+ * The calls made to each write route, on a record that exists. Each list holds a call that changes
+ * the record and calls that change nothing but still answer it (a no-op patch, a repeated mark, an
+ * Idempotency-Key replay): those are reads, and must leave a read-log entry.
+ */
+const WRITE_CALLS: Record<string, Call[]> = {
+  'POST /ward-occupants': [
+    { body: { encounter: 'E-1', bed: 'B-2', occupiedBy: 'patient-2' }, key: 'admit-2' },
+    { body: { encounter: 'E-1', bed: 'B-2', occupiedBy: 'patient-2' }, key: 'admit-2' },
+  ],
+  'PATCH /ward-occupants/:id': [
+    { body: {} },
+    { body: { discharge: false } },
+    { body: { provider: 'dr-1' }, key: 'provider' },
+    { body: { provider: 'dr-1' }, key: 'provider' },
+    { body: { provider: 'dr-1' } },
+  ],
+  'DELETE /ward-occupants/:id': [{ key: 'remove' }, { key: 'remove' }],
+  'POST /form-templates': [{ body: { type: 'intake' } }],
+  'PATCH /form-templates/:id': [{ body: {} }, { body: { name: 'Intake' } }, { body: { name: 'Intake' } }],
+  'DELETE /form-templates/:id': [{}],
+  'POST /form-templates/:id/render': [{ body: {} }],
+  'POST /notifications/:id/seen': [{}, {}, { key: 'mark' }, { key: 'mark' }],
+  'POST /events/tickets': [{}],
+}
+
+/** How many read-log and audit-log entries there are, once the queued read entries are written. */
+async function entries(app: Awaited<ReturnType<typeof appWithRoutes>>['app']): Promise<number> {
+  await app.writes.run(() => undefined)
+  const count = (table: string) => app.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number
+  return count('read_log') + count('audit_log')
+}
+
+t.test('every answer of a write route that carries a record leaves a read-log or a change-log entry', async (t) => {
+  const { app, routes } = await appWithRoutes(t)
+  const admin = app.tokens.create({ account: 'admin-1', role: 'admin', facility: null, label: null }).token
+  const send = (method: string, url: string, call: Call = {}) =>
+    app.inject({
+      method: method as 'POST',
+      url,
+      headers: { ...bearer(admin), ...(call.key ? { 'idempotency-key': call.key } : {}) },
+      ...(call.body === undefined ? {} : { payload: call.body as object }),
+    })
+  // One record of each kind (the admission produces a notification addressed to the ward).
+  const occupant = (
+    await send('POST', '/ward-occupants', { body: { encounter: 'E', bed: 'B-1', occupiedBy: 'p' } })
+  ).json()
+  const template = (await send('POST', '/form-templates', { body: { type: 'intake', template: 'p= type' } })).json()
+  const notification = (await send('GET', '/notifications')).json().notifications[0]
+  const idFor: Record<string, string> = {
+    'ward-occupants': occupant.id,
+    'form-templates': template.id,
+    notifications: notification.id,
+  }
+  const writes = routes.filter((r) => r.method !== 'GET' && r.method !== 'HEAD')
+  // Deletes last: the other calls need the records.
+  writes.sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'))
+  t.ok(writes.length >= 9, `${writes.length} write routes found`)
+  let recordAnswers = 0
+  for (const { method, url } of writes) {
+    const name = `${method} ${url}`
+    const calls = WRITE_CALLS[name]
+    if (!calls) {
+      t.fail(`${name} is not in WRITE_CALLS: say how to call it, so its answers are checked`)
+      continue
+    }
+    const path = url.replace(':id', idFor[url.split('/')[1] ?? ''] ?? SOME_ID)
+    for (const call of calls) {
+      const before = await entries(app)
+      const res = await send(method, path, call)
+      t.equal(res.statusCode, 200, `${name} ${JSON.stringify(call)} answered`)
+      const after = await entries(app)
+      if (name in NO_RECORD) {
+        t.notOk(res.body.includes(occupant.id) || 'id' in res.json(), `${name} answers no record`)
+        continue
+      }
+      recordAnswers++
+      t.ok(after > before, `${name} ${JSON.stringify(call)}: the answer left an entry (${before} → ${after})`)
+    }
+  }
+  t.ok(recordAnswers >= 15, `${recordAnswers} answers with a record checked`)
 })
