@@ -18,6 +18,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { parseReplicaUrl, type ReplicaTarget } from '../lib/replica-url.js'
 import { verifyBackup } from './backups.js'
+import { sqliteOptions } from './connection-options.js'
 import { databaseFiles, openersOf } from './open-files.js'
 import {
   litestreamBinary,
@@ -152,7 +153,8 @@ function restoreReplica(target: ReplicaTarget, partial: string, to: string, opts
 }
 
 function summarize(file: string): Pick<RestoreResult, 'wardOccupants' | 'newestChangeAt'> {
-  const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true })
+  // sqliteOptions: inside the single executable the addon comes from it, never from a path.
+  const db = new BetterSqlite3(file, sqliteOptions({ readonly: true, fileMustExist: true }))
   try {
     return {
       wardOccupants: db.prepare('SELECT count(*) FROM ward_occupants').pluck().get() as number,
