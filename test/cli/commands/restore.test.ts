@@ -88,7 +88,10 @@ t.test('restore refuses a path a process has open, also once its files were dele
   const holder = await holdOpen(t, path)
   let { code, err } = await restore(['--from', backup, '--to', path])
   t.equal(code, 1)
-  t.match(err, `${path} is open by process ${holder.pid} (node): stop the server, then restore`)
+  t.match(
+    err,
+    `${path} is open by process ${holder.pid} (node): stop it (systemctl stop facility-service, or kill ${holder.pid}), then restore`,
+  )
 
   // The operator deleted the files; the server still runs on them. A new file at that path would
   // look free to any lock, and whatever that server acknowledges from now on would be lost.
