@@ -160,9 +160,18 @@ function sourceOf(from: string): Source {
   if (!existsSync(from)) throw new RestoreError(`--from ${from}: no such backup file or replica directory`)
   if (statSync(from).isDirectory())
     return { kind: 'replica', target: { kind: 'path', url: from, shown: from, secrets: [] }, shown: from }
-  if (existsSync(`${from}-wal`))
+  // An empty -wal is what a reader leaves (`backup verify`); one with commits, or a process holding
+  // the file, is a live database, whose file alone lacks what its WAL holds.
+  const wal = `${from}-wal`
+  if (existsSync(wal) && statSync(wal).size > 0)
     throw new RestoreError(
       `--from ${from} has a -wal beside it: a live database, not a backup; take one with \`facility-service backup\``,
+    )
+  const holder = openersOf(from).find((opener) => opener.holding === 'open')
+  if (holder)
+    throw new RestoreError(
+      `--from ${from} is open by process ${holder.pid} (${holder.command}): a live database, not a backup; ` +
+        'take one with `facility-service backup`',
     )
   return { kind: 'backup', file: from, shown: from }
 }

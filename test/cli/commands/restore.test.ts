@@ -140,3 +140,20 @@ t.test('restore says what is wrong with its source', async (t) => {
     'no temporary file left',
   )
 })
+
+t.test('a backup that `backup verify` read restores; one a process holds open is refused as live', async (t) => {
+  const dir = t.testdir()
+  const { backup, ids } = await backupOf(t, dir)
+  t.equal(await runCli(['backup', 'verify', backup], capture()), 0)
+  const to = join(dir, 'after-verify', 'facility.db')
+  const { code, err } = await restore(['--from', backup, '--to', to])
+  t.equal(code, 0, `restored: ${err}`)
+  const db = new BetterSqlite3(to, { readonly: true })
+  t.same((db.prepare('SELECT id FROM ward_occupants').pluck().all() as string[]).sort(), ids.sort())
+  db.close()
+
+  const holder = await holdOpen(t, backup)
+  const held = await restore(['--from', backup, '--to', join(dir, 'held', 'facility.db')])
+  t.equal(held.code, 1)
+  t.match(held.err, `--from ${backup} is open by process ${holder.pid} (node): a live database, not a backup`)
+})
