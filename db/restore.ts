@@ -2,22 +2,23 @@ import { spawnSync } from 'node:child_process'
 import {
   chmodSync,
   closeSync,
-  constants,
-  copyFileSync,
   existsSync,
   fsyncSync,
   linkSync,
   mkdirSync,
   mkdtempSync,
   openSync,
+  readSync,
   rmSync,
   statSync,
+  writeSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { parseReplicaUrl, type ReplicaTarget } from '../lib/replica-url.js'
 import { verifyBackup } from './backups.js'
+import { sqliteOptions } from './connection-options.js'
 import { databaseFiles, openersOf } from './open-files.js'
 import {
   litestreamBinary,
@@ -56,9 +57,10 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
 
 /**
  * Restores the database from a replica (Litestream) or a backup file (a copy) into `to`, which
- * must be free: no file there, no -wal or -shm a database left, no process holding one open.
- * The copy is made under a temporary name beside `to`, checked with verifyBackup, made readable
- * by its user only, and only then renamed to `to`: a failed restore leaves nothing behind.
+ * must be free: no file there, no -wal or -shm a database left, no process holding one open (nor
+ * one that was started on `to` and whose files were moved away). The copy is made in a private
+ * folder beside `to`, checked with verifyBackup, made readable by its user only, and only then
+ * linked to `to`: a failed restore leaves nothing behind.
  */
 export function restoreDatabase(opts: RestoreOptions): RestoreResult {
   const to = resolve(opts.to)
@@ -68,11 +70,13 @@ export function restoreDatabase(opts: RestoreOptions): RestoreResult {
     throw new RestoreError('--timestamp applies to replicas; a backup file is one moment already')
   if (opts.timestamp !== null && !RFC3339.test(opts.timestamp))
     throw new RestoreError(`--timestamp ${opts.timestamp}: expected an RFC 3339 time, e.g. 2026-11-25T20:46:19Z`)
-  mkdirSync(dirname(to), { recursive: true })
-  const partial = join(dirname(to), `.${basename(to)}.restoring`)
-  removeDatabase(partial)
+  privateFolder(dirname(to))
+  // A folder of its own beside `to` (mkdtemp: 0700), so no byte of the copy, nor its -wal or -shm
+  // while it is checked, is ever open to others, whatever mode Litestream or a copy gives a file.
+  const work = mkdtempSync(join(dirname(to), `.${basename(to)}.restoring-`))
+  const partial = join(work, basename(to))
   try {
-    if (source.kind === 'backup') copyFileSync(source.file, partial, constants.COPYFILE_EXCL)
+    if (source.kind === 'backup') copyPrivately(source.file, partial)
     else restoreReplica(source.target, partial, to, opts)
     const check = verifyBackup(partial)
     if (!check.ok)
@@ -81,20 +85,55 @@ export function restoreDatabase(opts: RestoreOptions): RestoreResult {
     settle(partial, to)
     return { from: source.shown, to, kind: source.kind, ...summary }
   } finally {
-    removeDatabase(partial)
+    rmSync(work, { recursive: true, force: true })
   }
 }
 
-/** Refuses a target where a database is, was (its -wal, -shm), or is still held open. */
+/**
+ * The target's folder, made when missing with mode 0700 (each folder made: the umask of whoever
+ * runs `restore` is not the service's rule), as systemd's StateDirectory= makes it. A folder that
+ * exists is the operator's, and left as it is.
+ */
+function privateFolder(dir: string): void {
+  const first = mkdirSync(dir, { recursive: true, mode: 0o700 })
+  if (first === undefined) return
+  for (let made = dir; ; made = dirname(made)) {
+    chmodSync(made, 0o700)
+    if (made === first || made === dirname(made)) return
+  }
+}
+
+/** A copy created 0600 (by this process, not copied from the source's mode) and flushed. */
+function copyPrivately(from: string, to: string): void {
+  const input = openSync(from, 'r')
+  const output = openSync(to, 'wx', 0o600)
+  try {
+    const chunk = Buffer.allocUnsafe(1 << 20)
+    for (let read = readSync(input, chunk); read > 0; read = readSync(input, chunk)) {
+      for (let written = 0; written < read; ) written += writeSync(output, chunk, written, read - written)
+    }
+    fsyncSync(output)
+  } finally {
+    closeSync(input)
+    closeSync(output)
+  }
+}
+
+/** Refuses a target where a database is, was (its -wal, -shm), or is still held open, also elsewhere. */
 export function refuseTarget(to: string): void {
   const opener = openersOf(to)[0]
-  if (opener?.deleted)
+  const stop = `stop it (systemctl stop facility-service, or kill ${opener?.pid}), then restore`
+  if (opener?.holding === 'deleted')
     throw new RestoreError(
       `process ${opener.pid} (${opener.command}) still has a deleted database at ${to} open: a server running on ` +
-        'files removed under it, whose writes from now on are lost with it. Stop it, then restore',
+        `files removed under it, whose writes from now on are lost with it. ${capitalized(stop)}`,
     )
-  if (opener)
-    throw new RestoreError(`${to} is open by process ${opener.pid} (${opener.command}): stop the server, then restore`)
+  if (opener?.holding === 'moved')
+    throw new RestoreError(
+      `process ${opener.pid} (${opener.command}) was started on ${to} and still has that database open where it ` +
+        `was moved, ${opener.file}: a server that keeps taking writes there, beside the restored one. ${capitalized(stop)}`,
+    )
+  if (opener) throw new RestoreError(`${to} is open by process ${opener.pid} (${opener.command}): ${stop}`)
   const present = databaseFiles(to).find((file) => existsSync(file))
   if (present)
     throw new RestoreError(
@@ -102,6 +141,8 @@ export function refuseTarget(to: string): void {
         'move it aside, or restore to another path',
     )
 }
+
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
 
 type Source =
   | { kind: 'replica'; target: ReplicaTarget; shown: string }
@@ -119,9 +160,18 @@ function sourceOf(from: string): Source {
   if (!existsSync(from)) throw new RestoreError(`--from ${from}: no such backup file or replica directory`)
   if (statSync(from).isDirectory())
     return { kind: 'replica', target: { kind: 'path', url: from, shown: from, secrets: [] }, shown: from }
-  if (existsSync(`${from}-wal`))
+  // An empty -wal is what a reader leaves (`backup verify`); one with commits, or a process holding
+  // the file, is a live database, whose file alone lacks what its WAL holds.
+  const wal = `${from}-wal`
+  if (existsSync(wal) && statSync(wal).size > 0)
     throw new RestoreError(
       `--from ${from} has a -wal beside it: a live database, not a backup; take one with \`facility-service backup\``,
+    )
+  const holder = openersOf(from).find((opener) => opener.holding === 'open')
+  if (holder)
+    throw new RestoreError(
+      `--from ${from} is open by process ${holder.pid} (${holder.command}): a live database, not a backup; ` +
+        'take one with `facility-service backup`',
     )
   return { kind: 'backup', file: from, shown: from }
 }
@@ -145,14 +195,14 @@ function restoreReplica(target: ReplicaTarget, partial: string, to: string, opts
       )
     throw new RestoreError(`Litestream could not restore from ${target.shown}: ${said}`)
   } finally {
+    // Litestream's temporary file (and its empty -wal and -shm) is in the restore's folder, removed with it.
     rmSync(dir, { recursive: true, force: true })
-    // Litestream leaves the (empty) -wal and -shm of its own temporary file.
-    removeDatabase(`${partial}.tmp`)
   }
 }
 
 function summarize(file: string): Pick<RestoreResult, 'wardOccupants' | 'newestChangeAt'> {
-  const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true })
+  // sqliteOptions: inside the single executable the addon comes from it, never from a path.
+  const db = new BetterSqlite3(file, sqliteOptions({ readonly: true, fileMustExist: true }))
   try {
     return {
       wardOccupants: db.prepare('SELECT count(*) FROM ward_occupants').pluck().get() as number,
@@ -174,12 +224,7 @@ function settle(partial: string, to: string): void {
   closeSync(fd)
   // A link, not a rename: it fails if anything appeared at `to` meanwhile, where a rename would replace it.
   linkSync(partial, to)
-  rmSync(partial)
   const dir = openSync(dirname(to), 'r')
   fsyncSync(dir)
   closeSync(dir)
-}
-
-function removeDatabase(path: string): void {
-  for (const file of databaseFiles(path)) rmSync(file, { force: true })
 }

@@ -10,7 +10,7 @@ import { realpathSync } from 'node:fs'
 import { dirname, join, sep } from 'node:path'
 import * as sea from 'node:sea'
 import { fileURLToPath } from 'node:url'
-import { privateCacheDir, privateDirectory, sha256, verifyFile, writeVerified } from './private-cache.js'
+import { privateCacheDir, privateDirectory, sha256, useVerifiedFile, writeVerified } from './private-cache.js'
 
 /** One asset of the executable and the sha256 of its bytes. */
 export interface Asset {
@@ -98,17 +98,18 @@ let addon: object | undefined
 
 /**
  * better-sqlite3's addon from the executable: written once to the private cache, named by its
- * checksum, read back and verified right before it is loaded. The directory is this user's alone,
- * so the file loaded is the file verified.
+ * checksum, then opened, verified and loaded through one descriptor (useVerifiedFile): the file
+ * loaded is the file verified, even if something were renamed over its name in between.
  */
 export function sqliteAddon(): object {
   if (addon) return addon
   const entry = executableManifest().addon
   const path = join(privateCacheDir(), `better_sqlite3-${entry.sha256}.node`)
   writeVerified(path, assetBytes(entry), entry.sha256, 0o500)
-  verifyFile(path, entry.sha256)
-  const module = { exports: {} }
-  process.dlopen(module, path)
-  addon = module.exports
+  addon = useVerifiedFile(path, entry.sha256, function load(file) {
+    const module = { exports: {} }
+    process.dlopen(module, file)
+    return module.exports
+  })
   return addon
 }

@@ -9,18 +9,24 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import {
+  chmodSync,
   closeSync,
+  constants,
+  existsSync,
+  fstatSync,
   fsyncSync,
   lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
+  statSync,
   writeSync,
 } from 'node:fs'
 import { homedir } from 'node:os'
-import { isAbsolute, join } from 'node:path'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
 
 export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex')
@@ -38,6 +44,10 @@ export function privateCachePath(env: NodeJS.ProcessEnv = process.env): string {
   return path
 }
 
+const thisUser = () => process.getuid?.()
+/** The sticky bit (S_ISVTX): in such a directory only an entry's owner may rename or remove it. */
+const STICKY = 0o1000
+
 /**
  * Refuses a directory that is not private to this user: a symbolic link, another owner, or any
  * access for group or others. Nothing is repaired silently: what was open may hold a planted file.
@@ -45,7 +55,7 @@ export function privateCachePath(env: NodeJS.ProcessEnv = process.env): string {
 export function checkPrivate(dir: string): void {
   const stat = lstatSync(dir)
   if (!stat.isDirectory()) throw new Error(`${dir} is not a directory (a symbolic link is refused)`)
-  const uid = process.getuid?.()
+  const uid = thisUser()
   if (uid !== undefined && stat.uid !== uid) {
     throw new Error(`${dir} belongs to uid ${stat.uid}, not to this user (uid ${uid}); remove it or fix its owner`)
   }
@@ -57,9 +67,75 @@ export function checkPrivate(dir: string): void {
   }
 }
 
-/** A directory created with mode 0700 when missing (parents too), then checked to be private. */
+/** `/a/b/c` → `/`, `/a`, `/a/b`, `/a/b/c`. */
+function prefixes(path: string): string[] {
+  const all: string[] = []
+  for (let dir = path; ; dir = dirname(dir)) {
+    all.unshift(dir)
+    if (dir === dirname(dir)) return all
+  }
+}
+
+/**
+ * Refuses a directory above the cache that someone else could change, as ssh's StrictModes does:
+ * each must belong to root or to this user, and be writable by nobody else unless sticky (/tmp),
+ * where others cannot rename or remove what is not theirs. Otherwise the checked directory could be
+ * moved away, and another put in its place, between the check and the load. Both the path as given
+ * and its real path (after symbolic links) are checked.
+ */
+export function checkAncestors(dir: string): void {
+  const uid = thisUser()
+  if (uid === undefined) return
+  const checked = new Set([...prefixes(resolve(dir)), ...prefixes(realpathSync(dir))])
+  for (const ancestor of checked) {
+    const stat = statSync(ancestor)
+    const rule =
+      'every directory above the cache must belong to root or to this user, and be writable by no one else unless sticky like /tmp'
+    if (stat.uid !== 0 && stat.uid !== uid)
+      throw new Error(`${ancestor} belongs to uid ${stat.uid}, not to root or this user (uid ${uid}): ${rule}`)
+    if ((stat.mode & 0o022) !== 0 && (stat.mode & STICKY) === 0)
+      throw new Error(
+        `${ancestor} has mode ${(stat.mode & 0o777).toString(8)}, writable by others and not sticky: ${rule}`,
+      )
+  }
+}
+
+/** How often a directory is tried when it cannot be made, before giving up (no endless loop). */
+const MKDIR_TRIES = 3
+
+/**
+ * Makes each missing directory of `path`, one at a time, mode 0700 whatever the umask. Node's own
+ * recursive mkdir loops forever where a directory can neither be made nor found (HOME=/proc);
+ * here each is tried a bounded number of times, and the error says which one and why.
+ */
+function makeDirectories(path: string): void {
+  const missing = prefixes(path).filter((dir) => !existsSync(dir))
+  for (const dir of missing) {
+    for (let tries = 1; ; tries++) {
+      try {
+        mkdirSync(dir, { mode: 0o700 })
+        chmodSync(dir, 0o700)
+        break
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code
+        if (code === 'EEXIST' && lstatSync(dir).isDirectory()) break // made meanwhile: checked below
+        if (tries >= MKDIR_TRIES)
+          throw new Error(
+            `cannot create the cache directory ${dir} (${code}): set CACHE_DIRECTORY or XDG_CACHE_HOME to a directory this user may create`,
+          )
+      }
+    }
+  }
+}
+
+/** A directory created with mode 0700 when missing (parents too), then checked to be private, ancestors included. */
 export function privateDirectory(path: string): string {
-  mkdirSync(path, { recursive: true, mode: 0o700 })
+  const full = resolve(path)
+  // Nothing is made under a directory that fails the check; and all is checked again once made.
+  const found = prefixes(full).filter((dir) => existsSync(dir))
+  checkAncestors(found.at(-1) === full ? dirname(full) : (found.at(-1) ?? '/'))
+  makeDirectories(full)
+  checkAncestors(dirname(full))
   checkPrivate(path)
   return path
 }
@@ -112,9 +188,24 @@ export function writeVerified(path: string, bytes: Uint8Array, expected: string,
   writeAtomically(path, bytes, mode)
 }
 
-/** Reads the file and checks its checksum: what is about to be loaded is what the build made. */
-export function verifyFile(path: string, expected: string): void {
-  const found = sha256(readFileSync(path))
-  if (found !== expected)
-    throw new Error(`${path} has checksum ${found}, not the build's ${expected}; it was not loaded`)
+/**
+ * Opens the file once (never through a symbolic link), checks through that descriptor that it is
+ * this user's, writable by no one else, and has the build's checksum, then hands `use` a path to
+ * that very file, /proc/self/fd/N: what is loaded is the file that was checked, whatever is put at
+ * `path` meanwhile.
+ */
+export function useVerifiedFile<T>(path: string, expected: string, use: (file: string) => T): T {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+  try {
+    const stat = fstatSync(fd)
+    const uid = thisUser()
+    if (!stat.isFile() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o022) !== 0)
+      throw new Error(`${path} is not a file of this user's that only it may write; it was not loaded`)
+    const found = sha256(readFileSync(fd))
+    if (found !== expected)
+      throw new Error(`${path} has checksum ${found}, not the build's ${expected}; it was not loaded`)
+    return use(`/proc/self/fd/${fd}`)
+  } finally {
+    closeSync(fd)
+  }
 }

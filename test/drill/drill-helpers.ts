@@ -1,6 +1,11 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Test } from 'tap'
+import { litestreamBinary } from '../../db/replication/litestream-config.js'
+import { releaseBuild } from '../release/helpers.js'
 import type { ServerProcess } from '../reliability/server-process.js'
 import { checkRestored, type RestoredCheck, type WriteRecord } from '../reliability/ward-writes.js'
 
@@ -31,14 +36,24 @@ export async function healthWhen(base: string, ready: (health: Health) => boolea
   }
 }
 
+let standby: { executable: string; home: string } | undefined
+
 /**
- * The command-line tool as its own process, as an operator runs it on the standby:
- * `facility-service <args>`. Resolves with its exit code, its output, and how long it took.
+ * The command-line tool as an operator runs it on a standby that has the release installed: the
+ * single executable (built by `npm run release`'s script when the sources changed, as the release
+ * test does), alone, with PATH=/nonexistent, a HOME of its own and Litestream named by
+ * LITESTREAM_PATH, plus `env` (a replica's settings and credentials). Resolves with its exit code,
+ * its output, and how long it took.
  */
 export async function runCommand(args: string[], env: NodeJS.ProcessEnv = {}) {
+  if (!standby) {
+    const home = mkdtempSync(join(tmpdir(), 'drill-standby-home-'))
+    process.once('exit', () => rmSync(home, { recursive: true, force: true }))
+    standby = { executable: releaseBuild().executable, home }
+  }
   const started = Date.now()
-  const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', ...args], {
-    env: { ...process.env, ...env },
+  const child = spawn(standby.executable, args, {
+    env: { PATH: '/nonexistent', HOME: standby.home, LITESTREAM_PATH: litestreamBinary(''), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''

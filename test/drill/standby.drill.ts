@@ -12,8 +12,9 @@ import { seedWard } from './seed.js'
  * The standby drill (docs/OPERATIONS.md, "Standby and restore"): a ward's server replicating to a
  * file replica, with scheduled backups, takes writes from a client that records every answer; the
  * machine is lost (server and Litestream SIGKILLed at once, its data directory deleted); on a
- * standby, `restore` then a server start. It prints what was lost and how long the ward was
- * without its service, and asserts the targets. Then the same from the newest scheduled backup.
+ * standby, `restore` by the release executable alone (drill-helpers.ts), then a server start. It
+ * prints what was lost and how long the ward was without its service, and asserts the targets.
+ * Then the same from the newest scheduled backup.
  */
 
 const OCCUPANTS = Number(process.env.DRILL_OCCUPANTS ?? 100_000)

@@ -7,7 +7,7 @@ import {
   privateCachePath,
   privateDirectory,
   sha256,
-  verifyFile,
+  useVerifiedFile,
   writeVerified,
 } from '../../lib/private-cache.js'
 import { PROJECT_ROOT, productPath, productText, productVersion } from '../../lib/product-files.js'
@@ -48,10 +48,11 @@ t.test('a file is written once, replaced when it changed, never written from byt
   t.equal(statSync(file).ino, ino, 'kept as it is when it matches')
   chmodSync(file, 0o600)
   writeFileSync(file, 'tampered')
-  t.throws(() => verifyFile(file, sum), /has checksum .*, not the build's .*; it was not loaded/)
+  const read = (path: string) => readFileSync(path, 'utf8')
+  t.throws(() => useVerifiedFile(file, sum, read), /has checksum .*, not the build's .*; it was not loaded/)
   writeVerified(file, bytes, sum, 0o500)
   t.equal(readFileSync(file, 'utf8'), 'the addon', 'replaced')
-  t.doesNotThrow(() => verifyFile(file, sum))
+  t.equal(useVerifiedFile(file, sum, read), 'the addon')
   t.throws(() => writeVerified(`${file}.new`, Buffer.from('other'), sum, 0o500), /does not match its build checksum/)
 })
 

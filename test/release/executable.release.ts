@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
@@ -176,4 +176,14 @@ t.test('the SQLite addon: private, named by its checksum, verified before it is 
   t.equal((await list({ CACHE_DIRECTORY: systemd, XDG_CACHE_HOME: xdg })).code, 0, 'systemd’s CacheDirectory= first')
   t.equal(statSync(systemd).mode & 0o777, 0o700)
   t.same(Object.keys(bareEnvironment(install)).sort(), ['HOME', 'PATH'], 'nothing else in the environment')
+
+  const proc = await list({ HOME: '/proc' })
+  t.equal(proc.code, 1, 'HOME=/proc: a cache that cannot be made ends the command (it spun in mkdir for ever)')
+  t.match(proc.stderr, /cannot create the cache directory \/proc\/\.cache \(ENOENT\)/)
+  const theirs = join(install.dir, 'home-of-nobody')
+  mkdirSync(theirs)
+  chownSync(theirs, 65534, 65534)
+  const refusedParent = await list({ XDG_CACHE_HOME: theirs })
+  t.equal(refusedParent.code, 1, 'a directory above the cache of another user is refused')
+  t.match(refusedParent.stderr, `${theirs} belongs to uid 65534, not to root or this user`)
 })

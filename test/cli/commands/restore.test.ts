@@ -88,7 +88,10 @@ t.test('restore refuses a path a process has open, also once its files were dele
   const holder = await holdOpen(t, path)
   let { code, err } = await restore(['--from', backup, '--to', path])
   t.equal(code, 1)
-  t.match(err, `${path} is open by process ${holder.pid} (node): stop the server, then restore`)
+  t.match(
+    err,
+    `${path} is open by process ${holder.pid} (node): stop it (systemctl stop facility-service, or kill ${holder.pid}), then restore`,
+  )
 
   // The operator deleted the files; the server still runs on them. A new file at that path would
   // look free to any lock, and whatever that server acknowledges from now on would be lost.
@@ -136,4 +139,21 @@ t.test('restore says what is wrong with its source', async (t) => {
     [],
     'no temporary file left',
   )
+})
+
+t.test('a backup that `backup verify` read restores; one a process holds open is refused as live', async (t) => {
+  const dir = t.testdir()
+  const { backup, ids } = await backupOf(t, dir)
+  t.equal(await runCli(['backup', 'verify', backup], capture()), 0)
+  const to = join(dir, 'after-verify', 'facility.db')
+  const { code, err } = await restore(['--from', backup, '--to', to])
+  t.equal(code, 0, `restored: ${err}`)
+  const db = new BetterSqlite3(to, { readonly: true })
+  t.same((db.prepare('SELECT id FROM ward_occupants').pluck().all() as string[]).sort(), ids.sort())
+  db.close()
+
+  const holder = await holdOpen(t, backup)
+  const held = await restore(['--from', backup, '--to', join(dir, 'held', 'facility.db')])
+  t.equal(held.code, 1)
+  t.match(held.err, `--from ${backup} is open by process ${holder.pid} (node): a live database, not a backup`)
 })
