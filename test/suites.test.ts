@@ -1,49 +1,91 @@
-import { readdirSync, readFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import t from 'tap'
 import { PROJECT_ROOT } from '../lib/product-files.js'
+import {
+  filesByScript,
+  filesCiMisses,
+  readProject,
+  scriptsCiMisses,
+  scriptsRunBy,
+  tapCommands,
+  testFiles,
+} from './suites.js'
 
 /**
- * `npm test` leaves the long suites out (package.json's tap.exclude); they run in scripts of
- * their own, which CI (.ci/run) runs. Nothing may fall between: each test file runs in `npm test`
- * or in one of those scripts, and every property test is in the deep run.
+ * Nothing may fall between the scripts: every test file, of every kind, runs in an npm script that
+ * CI (.ci/run) runs, and every script that runs tests is run by CI. `npm test` leaves the long
+ * suites out (package.json's tap.exclude) for scripts of their own, and every property test is in
+ * the deep run. The files and the scripts' globs are read as they are, so a new kind of test file
+ * or a new script is checked without being listed here.
  */
-const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
-  scripts: Record<string, string>
-  tap: { exclude: string[] }
-}
+const { pkg, ci } = readProject(PROJECT_ROOT)
+const files = [...testFiles(PROJECT_ROOT)].sort()
+const byScript = filesByScript(PROJECT_ROOT, pkg)
+const ciScripts = scriptsRunBy(ci)
 const LONG_SCRIPTS = ['test:long', 'crash-test']
 
-function* testFiles(dir: string): Generator<string> {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) yield* testFiles(path)
-    else if (entry.name.endsWith('.test.ts')) yield relative(PROJECT_ROOT, path)
+t.test('every test file runs in a script CI runs, and every test script runs in CI', async (t) => {
+  t.ok(files.length > 100, `${files.length} test files found`)
+  for (const kind of ['test', 'release', 'drill', 'browser', 'fault']) {
+    t.ok(
+      files.some((file) => file.endsWith(`.${kind}.ts`)),
+      `*.${kind}.ts files are found`,
+    )
   }
-}
-
-const files = [...testFiles(join(PROJECT_ROOT, 'test'))].sort()
-const named = (script: string) => (pkg.scripts[script] ?? '').split(/\s+/).filter((word) => word.endsWith('.test.ts'))
+  t.same(filesCiMisses(files, byScript, ciScripts), [], 'no test file is left out of CI')
+  t.same(scriptsCiMisses(byScript, ciScripts), [], 'no test script is left out of CI')
+  t.ok(ciScripts.has('test') && ciScripts.has('test:coverage'), 'CI runs npm test and the coverage run')
+})
 
 t.test('each test file left out of npm test runs in a script of its own, and only there', async (t) => {
   const excluded = [...pkg.tap.exclude].sort()
-  const long = LONG_SCRIPTS.flatMap(named).sort()
+  const long = LONG_SCRIPTS.flatMap((script) => [...(byScript.get(script) ?? [])]).sort()
   t.same(long, excluded, `${LONG_SCRIPTS.join(' and ')} run exactly what npm test leaves out`)
   for (const file of excluded) t.ok(files.includes(file), `${file} exists`)
+  t.same(byScript.get('test'), byScript.get('test:coverage'), 'the coverage run runs what npm test runs')
 })
 
 t.test('every property test is in the deep run', async (t) => {
   const properties = files.filter((file) =>
     /^import [^\n]* from 'fast-check'/m.test(readFileSync(join(PROJECT_ROOT, file), 'utf8')),
   )
-  t.same(named('test:deep').sort(), properties)
+  t.same([...(byScript.get('test:deep') ?? [])].sort(), properties)
   t.match(pkg.scripts['test:deep'], /^FUZZ_RUNS=\d+ /, 'at a depth of its own')
 })
 
-t.test('CI runs npm test and every script of the long suites', async (t) => {
-  const ci = readFileSync(join(PROJECT_ROOT, '.ci', 'run'), 'utf8')
-  for (const script of ['test', ...LONG_SCRIPTS, 'test:deep']) {
-    const command = script === 'test' ? 'npm test' : `npm run ${script}`
-    t.match(ci, new RegExp(`^[^#\\n]*${command}\\b`, 'm'), command)
-  }
+// The checks above pass on a correct project; these show they fail on a wrong one.
+t.test('a file in no script, or in a script CI does not run, is caught', async (t) => {
+  const scripts = new Map([
+    ['test', new Set(['test/a.test.ts'])],
+    ['fault-test', new Set(['test/b.fault.ts'])],
+  ])
+  const ran = scriptsRunBy('npm test\n# npm run fault-test\n')
+  t.same([...ran], ['test'], 'a commented-out line runs nothing')
+  t.same(filesCiMisses(['test/a.test.ts', 'test/b.fault.ts', 'test/c.listen.ts'], scripts, ran), [
+    'test/b.fault.ts',
+    'test/c.listen.ts',
+  ])
+  t.same(scriptsCiMisses(scripts, ran), ['fault-test'])
+  t.same(scriptsCiMisses(scripts, scriptsRunBy('npm test\nnpm run fault-test\n')), [])
+})
+
+t.test('an alias of files CI runs elsewhere is no missing script', async (t) => {
+  const scripts = new Map([
+    ['test:long', new Set(['test/a.test.ts', 'test/b.test.ts'])],
+    ['lint:openapi', new Set(['test/b.test.ts'])],
+  ])
+  t.same(scriptsCiMisses(scripts, scriptsRunBy('npm run test:long')), [])
+  t.same(scriptsCiMisses(scripts, scriptsRunBy('npm run lint:openapi')), ['test:long'])
+})
+
+t.test('the tap commands of a script are read with their files', async (t) => {
+  t.same(
+    tapCommands("node scripts/timed.mjs 'npm run lint' 'node scripts/tap-build.mjs' 'c8 tap --disable-coverage'"),
+    [[]],
+  )
+  t.same(tapCommands('FUZZ_RUNS=9 tap --jobs=1 test/x/*.drill.ts test/y.test.ts && tap build'), [
+    ['test/x/*.drill.ts', 'test/y.test.ts'],
+  ])
+  t.same(tapCommands('stryker run'), [])
 })
