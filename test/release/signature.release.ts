@@ -11,8 +11,8 @@ const release = releaseBuild()
 
 /** `sign.mjs <dir>` as the release manager runs it; its exit code and what it said. */
 function sign(dir: string, key?: string) {
-  const env = { ...process.env, RELEASE_SIGNING_KEY: key ?? '' }
-  if (key === undefined) delete env.RELEASE_SIGNING_KEY
+  const { RELEASE_SIGNING_KEY: _, ...inherited } = process.env
+  const env = key === undefined ? inherited : { ...inherited, RELEASE_SIGNING_KEY: key }
   const run = spawnSync(process.execPath, [join(PROJECT_ROOT, 'scripts/release/sign.mjs'), dir], {
     env,
     encoding: 'utf8',
