@@ -106,16 +106,19 @@ function privateFolder(dir: string): void {
 /** A copy created 0600 (by this process, not copied from the source's mode) and flushed. */
 function copyPrivately(from: string, to: string): void {
   const input = openSync(from, 'r')
-  const output = openSync(to, 'wx', 0o600)
   try {
-    const chunk = Buffer.allocUnsafe(1 << 20)
-    for (let read = readSync(input, chunk); read > 0; read = readSync(input, chunk)) {
-      for (let written = 0; written < read; ) written += writeSync(output, chunk, written, read - written)
+    const output = openSync(to, 'wx', 0o600)
+    try {
+      const chunk = Buffer.allocUnsafe(1 << 20)
+      for (let read = readSync(input, chunk); read > 0; read = readSync(input, chunk)) {
+        for (let written = 0; written < read; ) written += writeSync(output, chunk, written, read - written)
+      }
+      fsyncSync(output)
+    } finally {
+      closeSync(output)
     }
-    fsyncSync(output)
   } finally {
     closeSync(input)
-    closeSync(output)
   }
 }
 

@@ -4,6 +4,7 @@
 //   facility-service-<version>-linux-x64.tar.gz   it, the systemd unit, README, OPERATIONS, SECURITY,
 //                                                 CHANGELOG and THIRD-PARTY-NOTICES.txt
 //   SHA256SUMS                                    of both
+//   SHA256SUMS.sig                                its signature, with RELEASE_SIGNING_KEY (sign.mjs)
 // Node for the executable comes from the registry (node.mjs, pinned); the code from the sources
 // (bundle.mjs); what it carries beside its code is listed in assets.mjs.
 import { execFileSync } from 'node:child_process'
@@ -16,6 +17,7 @@ import { bundle, WORKERS } from './bundle.mjs'
 import { sourceFingerprint } from './fingerprint.mjs'
 import { writeNotices } from './licenses.mjs'
 import { releaseNode } from './node.mjs'
+import { signOrSayUnsigned, signSums } from './sign.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(HERE, '../..')
@@ -122,6 +124,7 @@ export async function buildRelease() {
   const archive = buildArchive(name, executable, notices)
   const sums = [executable, archive].map((file) => `${sha256(file)}  ${basename(file)}`).join('\n')
   writeFileSync(join(RELEASE, 'SHA256SUMS'), `${sums}\n`)
+  signOrSayUnsigned(RELEASE, process.env.RELEASE_SIGNING_KEY, (line) => step(line))
   writeFileSync(
     join(RELEASE, 'build-info.json'),
     JSON.stringify({ version, name, node: node.version, fingerprint }, null, 1),
@@ -142,6 +145,8 @@ function currentBuild() {
 // --if-changed (the release test): keep the last build when nothing it is made from has changed.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const built = process.argv.includes('--if-changed') ? currentBuild() : undefined
-  if (built) console.log(`${built.name}: up to date with the sources`)
-  else await buildRelease()
+  if (built) {
+    console.log(`${built.name}: up to date with the sources`)
+    if (process.env.RELEASE_SIGNING_KEY) console.log(`signed: ${signSums(RELEASE, process.env.RELEASE_SIGNING_KEY)}`)
+  } else await buildRelease()
 }

@@ -39,18 +39,24 @@ export async function healthWhen(base: string, ready: (health: Health) => boolea
 let standby: { executable: string; home: string } | undefined
 
 /**
+ * The standby's install: the release executable, built by `npm run release`'s script when the
+ * sources changed (as the release test does), and a HOME of its own. Called when a drill file
+ * loads, so that a build never counts in the time the ward is without its service.
+ */
+export function prepareStandby(): void {
+  const home = mkdtempSync(join(tmpdir(), 'drill-standby-home-'))
+  process.once('exit', () => rmSync(home, { recursive: true, force: true }))
+  standby = { executable: releaseBuild().executable, home }
+}
+
+/**
  * The command-line tool as an operator runs it on a standby that has the release installed: the
- * single executable (built by `npm run release`'s script when the sources changed, as the release
- * test does), alone, with PATH=/nonexistent, a HOME of its own and Litestream named by
+ * single executable alone, with PATH=/nonexistent, its HOME and Litestream named by
  * LITESTREAM_PATH, plus `env` (a replica's settings and credentials). Resolves with its exit code,
  * its output, and how long it took.
  */
 export async function runCommand(args: string[], env: NodeJS.ProcessEnv = {}) {
-  if (!standby) {
-    const home = mkdtempSync(join(tmpdir(), 'drill-standby-home-'))
-    process.once('exit', () => rmSync(home, { recursive: true, force: true }))
-    standby = { executable: releaseBuild().executable, home }
-  }
+  if (!standby) throw new Error('call prepareStandby() when the drill file loads')
   const started = Date.now()
   const child = spawn(standby.executable, args, {
     env: { PATH: '/nonexistent', HOME: standby.home, LITESTREAM_PATH: litestreamBinary(''), ...env },

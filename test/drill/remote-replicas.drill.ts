@@ -3,10 +3,12 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { startServer, stopServer } from '../reliability/server-process.js'
 import { checkRestored, driveWrites, newWriteRecord } from '../reliability/ward-writes.js'
-import { healthWhen, runCommand, sleep } from './drill-helpers.js'
+import { healthWhen, prepareStandby, runCommand, sleep } from './drill-helpers.js'
 import { startS3 } from './s3-local.js'
 import { seedWard } from './seed.js'
 import { SFTP_USER, sftpUnavailable, startSshd } from './sshd.js'
+
+prepareStandby()
 
 /**
  * Replication to a real SSH server and to an S3 server, both on 127.0.0.1: the server replicates

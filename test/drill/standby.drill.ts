@@ -5,8 +5,10 @@ import { listBackups } from '../../db/backups.js'
 import { MONITOR_INTERVAL_MS, SYNC_INTERVAL_MS } from '../../db/replication/litestream-config.js'
 import { startServer, stopServer } from '../reliability/server-process.js'
 import { driveWrites, newWriteRecord, type WriteRecord } from '../reliability/ward-writes.js'
-import { healthWhen, judge, pullThePlug, runCommand, sleep } from './drill-helpers.js'
+import { healthWhen, judge, prepareStandby, pullThePlug, runCommand, sleep } from './drill-helpers.js'
 import { seedWard } from './seed.js'
+
+prepareStandby()
 
 /**
  * The standby drill (docs/OPERATIONS.md, "Standby and restore"): a ward's server replicating to a
