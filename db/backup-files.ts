@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { unsafeDirectoryReason } from '../lib/private-files.js'
 
 /**
  * Which files in BACKUP_DIR are the service's scheduled backups. A name proves nothing (anyone
@@ -82,6 +83,8 @@ export function listBackups(dir: string): BackupFile[] {
  */
 export function newestBackup(dir: string, now = Date.now()): BackupFile | null {
   try {
+    // A directory swapped for a link (or opened to others) is not read: its backups are failing.
+    if (unsafeDirectoryReason(dir) !== null) return null
     return listBackups(dir).find((backup) => backup.at <= now) ?? null
   } catch {
     return null // a missing or unreadable directory has no backup in it

@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process'
-import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ConfigError } from '../../config.js'
+import { makePrivateDirectory } from '../../lib/private-files.js'
 import type { ReplicaTarget } from '../../lib/replica-url.js'
 import { errorOfOutput } from './log-lines.js'
 
@@ -130,7 +131,7 @@ export function litestreamConfigText(databasePath: string, settings: ReplicaSett
 
 /** Writes the configuration to `file`, readable by this user only (it may hold a password). */
 export function writeLitestreamConfig(file: string, databasePath: string, settings: ReplicaSettings): string {
-  mkdirSync(dirname(file), { recursive: true }) // a first start: the database's folder is made here
+  makePrivateDirectory(dirname(file)) // a first start: the database's folder is made here, 0700
   rmSync(file, { force: true })
   writeFileSync(file, litestreamConfigText(databasePath, settings), { mode: 0o600, flag: 'wx' })
   return file

@@ -2,6 +2,8 @@ import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import t from 'tap'
+import { buildApp } from '../../app.js'
+import { defaultConfig } from '../../config.js'
 import { openDatabase } from '../../db/connection.js'
 import { listening, stopServer } from '../reliability/server-process.js'
 
@@ -84,3 +86,16 @@ t.test(
       t.equal(modeOf(file), 0o600, file)
   },
 )
+
+t.test('with REPLICA_URL, whose settings file is written first, the data directory is made 0700 too', async (t) => {
+  const root = t.testdir()
+  const data = join(root, 'data')
+  const path = join(data, 'facility.db')
+  const before = process.umask(0o022)
+  const app = await buildApp(
+    defaultConfig({ DATABASE_PATH: path, REPLICA_URL: join(root, 'replica'), LOG_LEVEL: 'silent' }),
+  ).finally(() => process.umask(before))
+  t.teardown(() => app.close())
+  t.equal(modeOf(data), 0o700, 'data directory')
+  for (const file of [path, `${path}.litestream.yml`]) t.equal(modeOf(file), 0o600, basename(file))
+})

@@ -119,17 +119,21 @@ t.test('the CLI refuses to serve with such a BACKUP_DIR, with the reason on stde
 })
 
 t.test('a BACKUP_DIR swapped for a link after the start: the backups fail, nothing goes where it points', async (t) => {
-  const root = t.testdir({ backups: {}, victim: {} })
+  const root = t.testdir({ backups: {} })
   const dir = join(root, 'backups')
   const { app } = await buildTestApp(t, { DATABASE_PATH: join(root, 'ward.db'), BACKUP_DIR: dir })
   await until(() => app.backups.status()?.last != null)
-  renameSync(dir, join(root, 'moved'))
-  symlinkSync(join(root, 'victim'), dir)
+  // Moved away, and a link in its place pointing to it: a directory someone else could now choose.
+  const target = join(root, 'elsewhere')
+  renameSync(dir, target)
+  symlinkSync(target, dir)
+  const before = readdirSync(target)
   await app.backups.runNow()
   t.match(app.backups.status()?.failing, { message: /symbolic link/ })
-  t.same(readdirSync(join(root, 'victim')), [], 'the link target got nothing')
+  t.same(readdirSync(target), before, 'the link target got nothing')
   const health = await app.inject('/health')
   t.match(health.json().backups.failing.message, /symbolic link/)
+  t.notOk('lastAt' in health.json().backups, 'and the backup there is not read through the link')
 })
 
 t.test('a link planted at the final name is replaced by the backup, never written through', async (t) => {
