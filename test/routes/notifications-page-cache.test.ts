@@ -4,7 +4,14 @@ import { createNotificationRepository, type NewNotification } from '../../db/rep
 import { statementsRunDuring } from '../db/captured-statements.js'
 import { bearer } from '../helper.js'
 import { propertyRuns } from '../property-runs.js'
-import { type Caller, twoApps, twoAppsFor } from './two-apps.js'
+import {
+  type DrawnQuery,
+  type QueryParts,
+  queryArbitrary,
+  queryPairArbitrary,
+  queryText,
+} from './page-cache-queries.js'
+import { type Caller, twoAppsFor } from './two-apps.js'
 
 /**
  * Inbox pages are remembered until the database changes (db/read-memo.ts). The oracle is a second
@@ -12,17 +19,13 @@ import { type Caller, twoApps, twoAppsFor } from './two-apps.js'
  * through another connection (as the CLI writes), the remembering app answers what it answers.
  */
 
-// Pairs that differ in one part of the remembered page's key only ('' and '$unseen=true': $unseen).
-const QUERIES = [
-  '',
-  '$unseen=true',
-  '$limit=50',
-  '$limit=2',
-  '$limit=2&$skip=1',
-  '$unseen=true&$sort[createdAt]=-1&$limit=50',
-  '$unseen=false',
-  '$sort[createdAt]=-1&$limit=3',
-]
+/** Every part of an inbox query the remembered page's key must hold, with values that change the page. */
+const PARTS: QueryParts = {
+  unseen: ['', '$unseen=true', '$unseen=false'],
+  sort: ['', '$sort[createdAt]=-1', '$sort[createdAt]=1'],
+  limit: ['', '$limit=1', '$limit=2', '$limit=50'],
+  skip: ['', '$skip=1', '$skip=2'],
+}
 
 /** Tokens that differ in one thing only: the same account in two facilities, without one, and by role. */
 const CALLERS: Caller[] = [
@@ -41,71 +44,92 @@ const NOTE_ARB: fc.Arbitrary<NewNotification> = fc.record({
   body: fc.constant('b'),
   facility: fc.constantFrom(null, 'A', 'B'),
   to: fc.oneof(fc.constant<string[]>([]), fc.uniqueArray(fc.constantFrom('nurse', 'other'), { minLength: 1 })),
-  createdAt: fc.integer({ min: 0, max: 5 }),
+  createdAt: fc.integer({ min: 0, max: 50 }),
 })
 
-type Step =
-  | { kind: 'list'; caller: number; query: number }
-  | { kind: 'mark'; caller: number; pick: number }
-  | { kind: 'post'; note: NewNotification; elsewhere: boolean }
-
-const STEP_ARB: fc.Arbitrary<Step> = fc.oneof(
-  // Biased towards one caller and one query, so pages are often asked again.
-  {
-    weight: 6,
-    arbitrary: fc.record({
-      kind: fc.constant('list' as const),
-      caller: fc.oneof(fc.constant(0), fc.nat()),
-      query: fc.oneof(fc.constant(0), fc.nat()),
-    }),
-  },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('mark' as const), caller: fc.nat(), pick: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('post' as const), note: NOTE_ARB, elsewhere: fc.boolean() }) },
-)
-
 /** Two apps on one file, one remembering notification pages and the oracle (two-apps.ts). */
-const apps = (cacheBytes: number) => twoApps('NOTIFICATION_PAGE_CACHE_BYTES', cacheBytes, CALLERS)
 const appsFor = (t: Test, cacheBytes: number) => twoAppsFor(t, 'NOTIFICATION_PAGE_CACHE_BYTES', cacheBytes, CALLERS)
 
-t.test('a remembered page is the page a fresh read gives, whatever changed in between', async (t) => {
-  // Each run builds two apps on a new file: 15 runs by default, 75 in `npm run test:deep` (test/property-runs.ts).
-  const numRuns = propertyRuns(15)
-  let lists = 0
+/**
+ * An inbox whose pages differ by every part of a query and every caller: notifications of both
+ * facilities and none, to everyone or to one account, at distinct times, some seen by some.
+ */
+async function seededInbox(t: Test) {
+  const apps = await appsFor(t, 16_777_216)
+  const here = createNotificationRepository(apps.remembering.db)
+  const ids: string[] = []
+  for (let i = 0; i < 9; i++) {
+    const to = i % 4 === 1 ? ['nurse'] : i % 4 === 3 ? ['other'] : []
+    const facility = [null, 'A', 'A', 'B'][i % 4] as string | null
+    ids.push(here.create({ code: 'c', type: 'ward', title: `n-${i}`, body: 'b', facility, to, createdAt: 100 + i }).id)
+  }
+  for (const [i, caller] of [
+    [1, 0],
+    [2, 0],
+    [0, 2],
+    [2, 5],
+    [6, 3],
+  ]) {
+    const headers = bearer(apps.tokens[caller as number] as string)
+    await apps.remembering.inject({ method: 'POST', url: `/notifications/${ids[i as number]}/seen`, headers })
+  }
+  async function ask(query: DrawnQuery) {
+    const request = {
+      url: `/notifications?${queryText(PARTS, query)}`,
+      headers: bearer(apps.tokens[query.caller] as string),
+    }
+    const got = await apps.remembering.inject(request)
+    const want = await apps.oracle.inject(request)
+    const answer = { got: `${got.statusCode} ${got.body}`, want: `${want.statusCode} ${want.body}` }
+    return { ...answer, url: request.url, caller: query.caller }
+  }
+  return { ...apps, ids, ask }
+}
+
+function sameAnswer(answer: { url: string; caller: number; got: string; want: string }, when: string): void {
+  if (answer.got !== answer.want)
+    throw new Error(`${when}: caller ${answer.caller} ${answer.url}\n got ${answer.got}\nwant ${answer.want}`)
+}
+
+t.test('two queries asked in the same state: the page remembered for one never answers the other', async (t) => {
+  const inbox = await seededInbox(t)
+  let differing = 0
   await fc.assert(
-    fc.asyncProperty(
-      fc.constantFrom(16_777_216, 3_000, 1),
-      fc.array(NOTE_ARB, { maxLength: 6 }),
-      fc.array(STEP_ARB, { minLength: 8, maxLength: 25 }),
-      async (cacheBytes, first, steps) => {
-        const { remembering, oracle, elsewhere, tokens, close } = await apps(cacheBytes)
-        try {
-          const here = createNotificationRepository(remembering.db)
-          const there = createNotificationRepository(elsewhere)
-          const ids = first.map((note) => here.create(note).id)
-          for (const step of steps) {
-            const token = tokens[('caller' in step ? step.caller : 0) % tokens.length] as string
-            if (step.kind === 'post') ids.push((step.elsewhere ? there : here).create(step.note).id)
-            else if (step.kind === 'mark' && ids.length > 0) {
-              const id = ids[step.pick % ids.length] as string
-              await remembering.inject({ method: 'POST', url: `/notifications/${id}/seen`, headers: bearer(token) })
-            } else if (step.kind === 'list') {
-              const url = `/notifications?${QUERIES[step.query % QUERIES.length]}`
-              const got = await remembering.inject({ url, headers: bearer(token) })
-              const want = await oracle.inject({ url, headers: bearer(token) })
-              if (got.statusCode !== 200 || got.body !== want.body) return false
-              lists++
-            }
-          }
-          return true
-        } finally {
-          await close()
-        }
-      },
-    ),
-    { numRuns },
+    fc.asyncProperty(queryPairArbitrary(PARTS, CALLERS.length), async ([first, second]) => {
+      const one = await inbox.ask(first)
+      const other = await inbox.ask(second)
+      const again = await inbox.ask(first)
+      sameAnswer(one, 'first')
+      sameAnswer(other, 'then the other')
+      sameAnswer(again, 'then the first again')
+      if (one.want !== other.want) differing++
+    }),
+    { numRuns: propertyRuns(200) },
   )
-  // About ten lists a run; the floor is a quarter of that.
-  t.ok(lists > numRuns * 2.5, `${lists} pages compared in ${numRuns} runs`)
+  t.ok(differing > 0, `${differing} pairs had different pages`)
+})
+
+t.test('a query asked, a change from another connection (or this app), the query again: the fresh page', async (t) => {
+  const inbox = await seededInbox(t)
+  const there = createNotificationRepository(inbox.elsewhere)
+  const CHANGE_ARB = fc.oneof(
+    fc.record({ kind: fc.constant('post' as const), note: NOTE_ARB }),
+    fc.record({ kind: fc.constant('mark' as const), caller: fc.nat(CALLERS.length - 1), pick: fc.nat() }),
+  )
+  await fc.assert(
+    fc.asyncProperty(queryArbitrary(PARTS, CALLERS.length), CHANGE_ARB, async (query, change) => {
+      sameAnswer(await inbox.ask(query), 'before')
+      // A notification written by another process (the CLI's `notify`), or a mark through this app.
+      if (change.kind === 'post') inbox.ids.push(there.create(change.note).id)
+      else {
+        const url = `/notifications/${inbox.ids[change.pick % inbox.ids.length]}/seen`
+        await inbox.remembering.inject({ method: 'POST', url, headers: bearer(inbox.tokens[change.caller] as string) })
+      }
+      sameAnswer(await inbox.ask(query), `after a ${change.kind}`)
+    }),
+    { numRuns: propertyRuns(150) },
+  )
+  t.pass('every page asked after a change was the fresh one')
 })
 
 t.test('the same page asked again is not read again until something changes', async (t) => {
