@@ -69,9 +69,9 @@ const ESCAPES: Record<string, string> = { F: '|', S: '^', T: '&', R: '~', E: '\\
  * formatting sequences (\H\, \N\, \.br\ ...) carry no meaning for an identifier and are dropped.
  * The parser hands values over escaped (it splits on the separators only).
  */
-export function unescapeValue(value: string, escape = '\\'): string {
-  if (!value.includes(escape)) return value
-  const e = escape.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+export function unescapeValue(value: string, escapeChar = '\\'): string {
+  if (!value.includes(escapeChar)) return value
+  const e = escapeChar.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
   return value.replace(new RegExp(`${e}([^${e}]*)${e}`, 'g'), (_all, code: string) => {
     const named = ESCAPES[code]
     if (named !== undefined) return named
