@@ -19,3 +19,5 @@ export const ForbiddenFacilityError = createError(
 export const BedOccupiedError = createError('BED_OCCUPIED', 'bed %s is occupied by ward occupant %s', 409)
 // A discharge happens once; discharging again would overwrite who discharged and when.
 export const AlreadyDischargedError = createError('ALREADY_DISCHARGED', 'ward occupant %s was already discharged', 409)
+// An admin's retry or dismissal of an ADT message that is no longer parked (resolved meanwhile).
+export const Hl7NotParkedError = createError('HL7_NOT_PARKED', 'HL7 message %s is %s, not parked', 409)

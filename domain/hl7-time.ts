@@ -22,16 +22,6 @@ function zoneOffsetMs(timeZone: string, utcMs: number): number {
   return asUtc - Math.floor(utcMs / 1000) * 1000
 }
 
-/** Whether the zone is one this runtime knows (checked at start, see config.ts). */
-export function isKnownTimeZone(timeZone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone })
-    return true
-  } catch {
-    return false
-  }
-}
-
 /** The epoch ms of an HL7 timestamp, or null when the text is not one (or names no real date). */
 export function parseHl7Time(text: string, timeZone: string): number | null {
   const m = TS.exec(text.trim())
