@@ -55,6 +55,8 @@ export interface WardMessage {
 export interface Rejection {
   field: string
   reason: string
+  /** HL7 table 0357: 100 segment sequence, 101 required field missing, 102 data type, 200 unsupported message type, 207 application error. */
+  code: 100 | 101 | 102 | 200 | 207
 }
 
 export type AdtReading =
@@ -89,9 +91,10 @@ function component(segment: Hl7Segment | undefined, field: number, part: number,
 /** The sender, control id and message type, or why they cannot be read. */
 export function readHeader(message: Hl7Message, timeZone: string): MessageHeader | Rejection {
   const msh = message.getSegment('MSH')
-  if (!msh || message.getSegment(0) !== msh) return { field: 'MSH', reason: 'the message does not start with MSH' }
+  if (!msh || message.getSegment(0) !== msh)
+    return { field: 'MSH', reason: 'the message does not start with MSH', code: 100 }
   const controlId = component(msh, 10, 1)
-  if (controlId === '') return { field: 'MSH-10', reason: 'MSH-10 (message control id) is empty' }
+  if (controlId === '') return { field: 'MSH-10', reason: 'MSH-10 (message control id) is empty', code: 101 }
   const type = component(msh, 9, 1)
   const trigger = component(msh, 9, 2) || component(message.getSegment('EVN'), 1, 1)
   const sent = component(msh, 7, 1)
@@ -125,7 +128,7 @@ function timeField(
   const text = component(segment, field, 1)
   if (text === '') return null
   const at = parseHl7Time(text, zone)
-  return at === null ? { field: `${name}-${field}`, reason: `${name}-${field} is not an HL7 timestamp` } : at
+  return at === null ? { field: `${name}-${field}`, reason: `${name}-${field} is not an HL7 timestamp`, code: 102 } : at
 }
 
 const isRejection = (value: unknown): value is Rejection =>
@@ -137,22 +140,27 @@ const PLACING: ReadonlySet<WardEventCode> = new Set(['A01', 'A02'])
 function readWardMessage(message: Hl7Message, header: MessageHeader, settings: AdtSettings): WardMessage | Rejection {
   const event = header.trigger as WardEventCode
   const pv1 = message.getSegment('PV1')
-  if (!pv1) return { field: 'PV1', reason: `an ${event} needs a PV1 segment` }
+  if (!pv1) return { field: 'PV1', reason: `an ${event} needs a PV1 segment`, code: 100 }
   const encounter = component(pv1, 19, 1)
-  if (encounter === '') return { field: 'PV1-19', reason: 'PV1-19 (visit number, the encounter) is empty' }
+  if (encounter === '') return { field: 'PV1-19', reason: 'PV1-19 (visit number, the encounter) is empty', code: 101 }
   const bed = component(pv1, 3, 3)
   if (PLACING.has(event) && bed === '')
-    return { field: 'PV1-3', reason: `PV1-3.3 (bed) is empty; an ${event} needs the bed it places the patient in` }
+    return {
+      field: 'PV1-3',
+      reason: `PV1-3.3 (bed) is empty; an ${event} needs the bed it places the patient in`,
+      code: 101,
+    }
   const patient = patientId(message.getSegment('PID'), settings.patientIdType)
   if (PLACING.has(event) && patient === '')
-    return { field: 'PID-3', reason: `PID-3 (patient identifier) is empty; an ${event} needs the patient` }
+    return { field: 'PID-3', reason: `PID-3 (patient identifier) is empty; an ${event} needs the patient`, code: 101 }
   const evn = message.getSegment('EVN')
   const recorded = timeField(evn, 'EVN', 2, settings.timeZone)
   const occurred = timeField(evn, 'EVN', 6, settings.timeZone)
   const left = timeField(pv1, 'PV1', 45, settings.timeZone)
   for (const t of [recorded, occurred, left]) if (isRejection(t)) return t
   const eventAt = (occurred as number | null) ?? (recorded as number | null) ?? header.sentAt
-  if (eventAt === null) return { field: 'EVN-2', reason: 'no event time: EVN-6, EVN-2 and MSH-7 are all empty' }
+  if (eventAt === null)
+    return { field: 'EVN-2', reason: 'no event time: EVN-6, EVN-2 and MSH-7 are all empty', code: 101 }
   return {
     event,
     encounter,
@@ -175,10 +183,14 @@ export function readAdt(message: Hl7Message, settings: AdtSettings): AdtReading 
     return {
       kind: 'rejected',
       header,
-      rejection: { field: 'MSH-9', reason: `message type ${header.messageType || '(empty)'} is not ADT` },
+      rejection: { field: 'MSH-9', reason: `message type ${header.messageType || '(empty)'} is not ADT`, code: 200 },
     }
   if (header.trigger === '')
-    return { kind: 'rejected', header, rejection: { field: 'MSH-9', reason: 'MSH-9.2 (trigger event) is empty' } }
+    return {
+      kind: 'rejected',
+      header,
+      rejection: { field: 'MSH-9', reason: 'MSH-9.2 (trigger event) is empty', code: 101 },
+    }
   if (!(WARD_EVENTS as readonly string[]).includes(header.trigger)) return { kind: 'ignored', header }
   const read = readWardMessage(message, header, settings)
   if (isRejection(read)) return { kind: 'rejected', header, rejection: read }

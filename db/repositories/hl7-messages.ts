@@ -17,6 +17,8 @@ export interface Outcome {
   ackCode: 'AA' | 'AR'
   errorField: string | null
   error: string | null
+  /** HL7 table 0357 code of a rejection, for the ACK's ERR segment. */
+  errorCode: number | null
   parkCode: ParkCode | null
 }
 
@@ -44,7 +46,7 @@ export interface Hl7MessageRow {
 
 export interface Received {
   reading: AdtReading
-  raw: string
+  raw: string | null
   receivedAt: number
   /** The ACK text for an outcome (built by the listener; stored, so a resend gets the same). */
   answer(outcome: Outcome): string
@@ -75,6 +77,7 @@ function outcome(status: MessageStatus, extra: Partial<Outcome> = {}): Outcome {
     ackCode: status === 'rejected' ? 'AR' : 'AA',
     errorField: null,
     error: null,
+    errorCode: null,
     parkCode: null,
     ...extra,
   }
@@ -158,7 +161,11 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
     let result: Outcome
     let facility: string | null = input.defaultFacility
     if (reading.kind === 'rejected')
-      result = outcome('rejected', { errorField: reading.rejection.field, error: reading.rejection.reason })
+      result = outcome('rejected', {
+        errorField: reading.rejection.field,
+        error: reading.rejection.reason,
+        errorCode: reading.rejection.code,
+      })
     else if (reading.kind === 'ignored') result = outcome('ignored')
     else ({ result, facility } = applyWard(reading.header, reading.message, input.defaultFacility))
     const ward = reading.kind === 'ward' ? reading.message : null

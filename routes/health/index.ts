@@ -34,9 +34,19 @@ const ReplicationHealth = Type.Object(
       'continuous replication (only with REPLICA_URL set); failing replication does not make the service unhealthy',
   },
 )
+const Hl7Health = Type.Object(
+  {
+    listening: Type.Boolean({ description: 'the ADT listener runs (HL7_PORT set)' }),
+    parked: Type.Integer({
+      description: 'ADT messages parked, waiting for an admin (GET /hl7/messages?status=parked)',
+    }),
+  },
+  { description: 'the ADT feed; parked messages do not make the service unhealthy' },
+)
 const Health = Type.Object({
   status: Type.Literal('ok'),
   database: Type.Literal('ok'),
+  hl7: Type.Optional(Hl7Health),
   backups: Type.Optional(BackupHealth),
   replication: Type.Optional(ReplicationHealth),
 })
@@ -111,7 +121,13 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
           since: syncSince,
         })
       if (condition === null)
-        return { status: 'ok' as const, database: 'ok' as const, ...backupHealth(), ...replicationHealth() }
+        return {
+          status: 'ok' as const,
+          database: 'ok' as const,
+          hl7: { listening: fastify.hl7.port !== null, parked: fastify.hl7.messages.parkedCount() },
+          ...backupHealth(),
+          ...replicationHealth(),
+        }
       return reply.code(503).send({
         status: 'unavailable' as const,
         database: condition.fault,
