@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net'
-import Client, { Message, MLLPCodec } from 'node-hl7-client'
+import Client, { type HL7Version, Message, MLLPCodec } from 'node-hl7-client'
 
 /**
  * A real MLLP client (node-hl7-client, not the listener's code): one connection, messages sent one
@@ -11,10 +11,10 @@ export interface Sender {
   close(): Promise<void>
 }
 
-export async function openSender(port: number, version = '2.5.1', host = '127.0.0.1'): Promise<Sender> {
+export async function openSender(port: number, version: HL7Version = '2.5.1', host = '127.0.0.1'): Promise<Sender> {
   const client = new Client({ host, version })
   let waiting: ((ack: string) => void) | null = null
-  const connection = client.createConnection({ port, waitAck: true, maxConnectionAttempts: 3 }, async (res) => {
+  const connection = client.createConnection({ port, version, waitAck: true, maxConnectionAttempts: 3 }, async (res) => {
     const resolve = waiting
     waiting = null
     resolve?.(res.getMessage().toString())
