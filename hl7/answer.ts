@@ -35,13 +35,10 @@ function ackOf(message: Hl7Message, outcome: Outcome): string {
 function screenSender(reading: AdtReading, senders: Set<string>): AdtReading {
   const header = reading.header
   if (senders.size === 0 || header === null) return reading
-  const sender = `${header.sendingApplication}^${header.sendingFacility}`
-  if (senders.has(sender)) return reading
-  return {
-    kind: 'rejected',
-    header,
-    rejection: { field: 'MSH-3', reason: `sender ${sender} is not allowed (HL7_ALLOWED_SENDERS)`, code: 207 },
-  }
+  const { sendingApplication: app, sendingFacility: facility } = header
+  if (senders.has(`${app}^${facility}`)) return reading
+  const reason = `sender ${app || '(empty)'} of ${facility || '(empty)'} (MSH-3, MSH-4) is not in HL7_ALLOWED_SENDERS`
+  return { kind: 'rejected', header, rejection: { field: 'MSH-3', reason, code: 207 } }
 }
 
 /**

@@ -28,6 +28,8 @@ export class FrameMeter {
   private headBytes = 0
   /** When the open frame started (null: none open). */
   openSince: number | null = null
+  /** Frames completed so far: the index the next (or the open) frame will have. */
+  framesDone = 0
 
   constructor(private readonly opts: FrameMeterOptions) {}
 
@@ -69,9 +71,10 @@ export class FrameMeter {
         this.lastWasFs = chunk[chunk.length - 1] === FS
         return this.frameBytes > this.opts.maxFrameBytes ? 'too-large' : 'ok'
       }
+      this.keepHead(chunk.subarray(pos, close))
       this.frameBytes += close - pos
       if (this.frameBytes > this.opts.maxFrameBytes + 1) return 'too-large'
-      Object.assign(this, { inFrame: false, garbageBytes: 0, openSince: null })
+      Object.assign(this, { inFrame: false, garbageBytes: 0, openSince: null, framesDone: this.framesDone + 1 })
       pos = close + 1
     }
     return 'ok'

@@ -37,6 +37,10 @@ class AdtConnection {
   private readonly meter: FrameMeter
   private readonly connection: Hl7Connection
   private ending = false
+  /** Messages the library handed over so far. */
+  private received = 0
+  /** The index of the first frame not to answer as a message (refused, or after the close began). */
+  private lastTaken = Number.POSITIVE_INFINITY
 
   constructor(
     private readonly socket: Socket,
@@ -46,10 +50,14 @@ class AdtConnection {
     // Registered before the library's own listener, so a frame too large is seen before it is kept.
     socket.on('data', (chunk: Buffer) => this.measure(chunk))
     this.connection = new Hl7Connection(socket)
-    this.connection.addEventListener('message', (event: Hl7MessageEvent) =>
-      this.enqueue(() => opts.answer(event.message)),
-    )
+    this.connection.addEventListener('message', (event: Hl7MessageEvent) => this.take(event))
     this.connection.addEventListener('error', (event: Hl7ErrorEvent) => this.failed(event.error))
+  }
+
+  /** A message the library parsed: answered in turn, unless it is the refused frame or one after it. */
+  private take(event: Hl7MessageEvent): void {
+    const index = this.received++
+    if (index < this.lastTaken) this.enqueue(() => this.opts.answer(event.message))
   }
 
   private measure(chunk: Buffer): void {
@@ -61,7 +69,11 @@ class AdtConnection {
         'HL7: a frame larger than HL7_MAX_MESSAGE_BYTES; AR, connection closed',
       )
       const head = this.meter.headText()
-      this.endAfter(() => Promise.resolve(this.opts.refuse('too-large', head)))
+      // The frames before it in this chunk are handed over by the library's listener, after this one:
+      // they are answered first; the refused frame, if the library parses it too, is not taken.
+      this.lastTaken = this.meter.framesDone
+      this.socket.pause()
+      process.nextTick(() => this.endAfter(() => Promise.resolve(this.opts.refuse('too-large', head))))
     } else if (verdict === 'garbage') {
       this.opts.log.warn({ remote: this.socket.remoteAddress }, 'HL7: bytes outside MLLP frames; connection closed')
       this.endAfter(null)

@@ -14,11 +14,14 @@ export interface Sender {
 export async function openSender(port: number, version: HL7Version = '2.5.1', host = '127.0.0.1'): Promise<Sender> {
   const client = new Client({ host, version })
   let waiting: ((ack: string) => void) | null = null
-  const connection = client.createConnection({ port, version, waitAck: true, maxConnectionAttempts: 3 }, async (res) => {
-    const resolve = waiting
-    waiting = null
-    resolve?.(res.getMessage().toString())
-  })
+  const connection = client.createConnection(
+    { port, version, waitAck: true, maxConnectionAttempts: 3 },
+    async (res) => {
+      const resolve = waiting
+      waiting = null
+      resolve?.(res.getMessage().toString())
+    },
+  )
   return {
     send(text: string) {
       return new Promise<string>((resolve, reject) => {

@@ -17,7 +17,9 @@ test('a resend of an answered message gets the stored ACK and changes nothing', 
   t.equal(again, first, 'the very same ACK')
   t.equal((await occupants(app, tokens.admin)).length, 1)
   // Another sender's message with the same control id is another message.
-  const other = ackOf(await sender.send(adt({ event: 'A01', control: 'SAME', sender: 'LAB', encounter: 'E2', bed: 'B2' })))
+  const other = ackOf(
+    await sender.send(adt({ event: 'A01', control: 'SAME', sender: 'LAB', encounter: 'E2', bed: 'B2' })),
+  )
   t.equal(other.code, 'AA')
   t.equal((await occupants(app, tokens.admin)).length, 2)
 })
@@ -68,9 +70,16 @@ test('one connection is applied in the order sent; several connections work at o
     }),
   )
   t.same(parallel, ['AA', 'AA', 'AA', 'AA'])
-  t.same((await raw.next(3)).map((a) => ackOf(a).control), ['O1', 'O2', 'O3'], 'ACKs in the order received')
+  t.same(
+    (await raw.next(3)).map((a) => ackOf(a).control),
+    ['O1', 'O2', 'O3'],
+    'ACKs in the order received',
+  )
   const e1 = (await occupants(app, tokens.admin)).filter((o) => o.encounter === 'E1')
-  t.match(e1, [{ bed: 'B1', dischargedAt: Number }, { bed: 'B2', dischargedAt: Number }])
+  t.match(e1, [
+    { bed: 'B1', dischargedAt: Number },
+    { bed: 'B2', dischargedAt: Number },
+  ])
 })
 
 test('a frame split over many TCP writes, and several frames in one write', async (t) => {

@@ -20,7 +20,14 @@ async function ward(t: Parameters<typeof buildTestApp>[0]) {
 
 test('A01 admits: the bed is occupied, as the API would have made it, with audit, feed and notification', async (t) => {
   const { app, tokens, send } = await ward(t)
-  const ack = await send({ event: 'A01', encounter: 'E1', bed: 'B1', room: 'R1', provider: 'DR1', at: '20260105103000' })
+  const ack = await send({
+    event: 'A01',
+    encounter: 'E1',
+    bed: 'B1',
+    room: 'R1',
+    provider: 'DR1',
+    at: '20260105103000',
+  })
   t.equal(ack.code, 'AA')
   t.equal(ack.control, 'MSG1')
   const [o] = await occupants(app, tokens.admin)
@@ -34,7 +41,11 @@ test('A01 admits: the bed is occupied, as the API would have made it, with audit
     occupiedAt: Date.UTC(2026, 0, 5, 10, 30),
     createdBy: 'hl7:HIS',
   })
-  const audit = await app.inject({ method: 'GET', url: '/audit?resource=ward-occupants', headers: bearer(tokens.admin) })
+  const audit = await app.inject({
+    method: 'GET',
+    url: '/audit?resource=ward-occupants',
+    headers: bearer(tokens.admin),
+  })
   t.match(audit.json().entries, [{ account: 'hl7:HIS', tokenId: 'hl7:HIS/MSG1', operation: 'create', recordId: o?.id }])
   const feed = app.db.prepare(`SELECT resource, action FROM feed_events WHERE resource = 'ward-occupants'`).all()
   t.same(feed, [{ resource: 'ward-occupants', action: 'created' }])
@@ -73,7 +84,11 @@ test('A08 updates the provider; a location in it is a transfer; A11 cancels the 
   await send({ event: 'A01', encounter: 'E2', bed: 'B7', at: '202601051030' })
   t.equal((await send({ event: 'A11', encounter: 'E2', at: '202601051040' })).code, 'AA')
   t.same(await activeBeds(app, tokens.admin), { E1: `${F}/B5` }, 'the cancelled admission is gone')
-  const audit = await app.inject({ method: 'GET', url: '/audit?resource=ward-occupants', headers: bearer(tokens.admin) })
+  const audit = await app.inject({
+    method: 'GET',
+    url: '/audit?resource=ward-occupants',
+    headers: bearer(tokens.admin),
+  })
   const removal = audit.json().entries.find((e: { operation: string }) => e.operation === 'delete')
   t.match(removal, { account: 'hl7:HIS', tokenId: 'hl7:HIS/MSG5' }, 'the audit names the A11 that removed it')
   const log = await app.inject({ method: 'GET', url: '/hl7/messages', headers: bearer(tokens.admin) })
