@@ -44,6 +44,8 @@ export interface WardMessage {
   /** Absent on the events that need none (A03, A08 without a move, the cancellations). */
   patient: string | null
   location: Location | null
+  /** PV1-3.4, else HL7_DEFAULT_FACILITY: the facility the message names even without a bed. */
+  facility: string | null
   provider: string | null
   /** When the event happened: EVN-6, else EVN-2, else MSH-7. */
   eventAt: number
@@ -150,6 +152,7 @@ function readWardMessage(message: Hl7Message, header: MessageHeader, settings: A
       reason: `PV1-3.3 (bed) is empty; an ${event} needs the bed it places the patient in`,
       code: 101,
     }
+  const facility = component(pv1, 3, 4) || settings.defaultFacility
   const patient = patientId(message.getSegment('PID'), settings.patientIdType)
   if (PLACING.has(event) && patient === '')
     return { field: 'PID-3', reason: `PID-3 (patient identifier) is empty; an ${event} needs the patient`, code: 101 }
@@ -165,10 +168,8 @@ function readWardMessage(message: Hl7Message, header: MessageHeader, settings: A
     event,
     encounter,
     patient: patient === '' ? null : patient,
-    location:
-      bed === ''
-        ? null
-        : { facility: component(pv1, 3, 4) || settings.defaultFacility, room: component(pv1, 3, 2) || null, bed },
+    location: bed === '' ? null : { facility, room: component(pv1, 3, 2) || null, bed },
+    facility,
     provider: component(pv1, 7, 1) || null,
     eventAt,
     dischargedAt: (left as number | null) ?? eventAt,

@@ -103,9 +103,9 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
    * The plan, made. Must run inside a write-queue job. The facility in the answer is the one the
    * message concerns (its location, else the encounter's), for the message log.
    */
-  function apply(actor: Principal, message: WardMessage): { plan: WardPlan; facility: string | null | undefined } {
+  function apply(actor: Principal, message: WardMessage): { plan: WardPlan; facility: string | null } {
     const state = stateOf(message.encounter)
-    const facility = message.location?.facility ?? state.encounterOccupants[0]?.facility
+    const facility = message.location?.facility ?? state.encounterOccupants[0]?.facility ?? message.facility
     const plan = planWardChange(message, state, opts.transferOnA08)
     if (plan.kind === 'park') return { plan, facility }
     try {

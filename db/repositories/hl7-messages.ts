@@ -143,12 +143,11 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
     })
   }
 
-  function applyWard(header: MessageHeader, message: WardMessage, fallback: string | null) {
+  function applyWard(header: MessageHeader, message: WardMessage) {
     const { plan, facility } = adtWard.apply(senderPrincipal(header), message)
-    const where = facility === undefined ? fallback : facility
     if (plan.kind === 'park')
-      return { result: outcome('parked', { error: plan.reason, parkCode: plan.code }), facility: where }
-    return { result: outcome('applied'), facility: where }
+      return { result: outcome('parked', { error: plan.reason, parkCode: plan.code }), facility }
+    return { result: outcome('applied'), facility }
   }
 
   function receive(input: Received): { duplicate: boolean; row: Hl7MessageRow } {
@@ -167,7 +166,7 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
         errorCode: reading.rejection.code,
       })
     else if (reading.kind === 'ignored') result = outcome('ignored')
-    else ({ result, facility } = applyWard(reading.header, reading.message, input.defaultFacility))
+    else ({ result, facility } = applyWard(reading.header, reading.message))
     const ward = reading.kind === 'ward' ? reading.message : null
     const row: Hl7MessageRow = {
       id: newId(input.receivedAt),
@@ -205,7 +204,7 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
 
   function retry(id: string, message: WardMessage, header: MessageHeader, by: string, now: number): Hl7MessageRow {
     parked(id)
-    const { result } = applyWard(header, message, null)
+    const { result } = applyWard(header, message)
     const resolved = result.status === 'applied'
     resolve.run({
       id,

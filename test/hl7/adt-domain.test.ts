@@ -46,6 +46,7 @@ test('an A01 in v2.5.1 and in v2.3, with CR or CRLF, reads the same ward fields'
           encounter: 'E-1',
           patient: 'P-1',
           location: { facility: 'FAC1', room: 'R2', bed: 'B3' },
+          facility: 'FAC1',
           provider: 'DR7',
           // 10:30 in Berlin in January is 09:30 UTC.
           eventAt: Date.UTC(2026, 0, 5, 9, 30),
@@ -150,6 +151,7 @@ function msg(event: WardMessage['event'], over: Partial<WardMessage> = {}): Ward
     encounter: 'E',
     patient: 'P',
     location: { facility: 'F', room: null, bed: 'B1' },
+    facility: 'F',
     provider: null,
     eventAt: T0 + 1000,
     dischargedAt: T0 + 1000,

@@ -35,7 +35,8 @@ export function adt(f: AdtFields): string {
   const at = f.at ?? '20260105103000'
   const version = f.version ?? '2.5.1'
   const type = f.type ?? (version === '2.3' ? `ADT^${f.event}` : `ADT^${f.event}^ADT_A01`)
-  const location = f.bed === undefined ? '' : `W1^${f.room ?? ''}^${f.bed}^${f.facility ?? ''}`
+  const location =
+    f.bed === undefined && f.facility === undefined ? '' : `W1^${f.room ?? ''}^${f.bed ?? ''}^${f.facility ?? ''}`
   const segments = [
     `MSH|^~\\&|${f.sender ?? 'HIS'}|${f.senderFacility ?? 'GENERAL'}|WARD|FS|${at}||${type}|${f.control}|P|${version}`,
     `EVN|${f.event}|${at}||||${f.occurredAt ?? ''}`,
