@@ -16,7 +16,14 @@ test('a full disk: AE with the reason, nothing stored; after space is freed the 
   const sender = await openSender(app.hl7.port as number)
   t.teardown(() => sender.close())
   const message = (i: number) =>
-    adt({ event: 'A01', control: `F${i}`, encounter: `E${i}`, bed: `B${i}`, room: 'r'.repeat(200), patient: 'PAT-SECRET' })
+    adt({
+      event: 'A01',
+      control: `F${i}`,
+      encounter: `E${i}`,
+      bed: `B${i}`,
+      room: 'r'.repeat(200),
+      patient: 'PAT-SECRET',
+    })
   const pages = app.db.pragma('page_count', { simple: true }) as number
   app.db.pragma(`max_page_count = ${pages + 8}`)
   let refused: { i: number; ack: ReturnType<typeof ackOf> } | null = null

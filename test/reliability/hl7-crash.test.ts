@@ -59,7 +59,10 @@ t.test(`every ADT message acknowledged AA survives SIGKILL right after its ACK (
   const sender = await openSender(hl7Port(server))
   t.teardown(() => sender.close())
   const n2 = Number(last.control.slice(1))
-  t.equal(await sender.send(adt({ event: 'A01', control: last.control, encounter: last.encounter, bed: `B${n2}` })), last.ack)
+  t.equal(
+    await sender.send(adt({ event: 'A01', control: last.control, encounter: last.encounter, bed: `B${n2}` })),
+    last.ack,
+  )
   const check = new BetterSqlite3(path, { readonly: true })
   t.equal(check.prepare('SELECT count(*) FROM ward_occupants WHERE encounter = ?').pluck().get(last.encounter), 1)
   check.close()
