@@ -41,7 +41,10 @@ const Hl7Health = Type.Object(
       description: 'ADT messages parked, waiting for an admin (GET /hl7/messages?status=parked)',
     }),
   },
-  { description: 'the ADT feed; parked messages do not make the service unhealthy' },
+  {
+    description:
+      'the ADT feed (only with HL7_PORT set or messages parked); parked messages do not make the service unhealthy',
+  },
 )
 const Health = Type.Object({
   status: Type.Literal('ok'),
@@ -89,6 +92,13 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
     return { replication }
   }
 
+  /** Shown with the listener on, or while messages wait (parked before HL7_PORT was unset). */
+  function hl7Health(): { hl7?: Static<typeof Hl7Health> } {
+    const listening = fastify.hl7.port !== null
+    const parked = fastify.hl7.messages.parkedCount()
+    return listening || parked > 0 ? { hl7: { listening, parked } } : {}
+  }
+
   fastify.get(
     '/health',
     {
@@ -124,7 +134,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
         return {
           status: 'ok' as const,
           database: 'ok' as const,
-          hl7: { listening: fastify.hl7.port !== null, parked: fastify.hl7.messages.parkedCount() },
+          ...hl7Health(),
           ...backupHealth(),
           ...replicationHealth(),
         }
