@@ -50,9 +50,7 @@ async function scenario(port, title, { tag, connections, seconds, pace }) {
   const latencies = []
   const started = performance.now()
   const counts = await Promise.all(
-    Array.from({ length: connections }, (_, c) =>
-      sender(port, `${tag}${c}`, seconds, pace, latencies),
-    ),
+    Array.from({ length: connections }, (_, c) => sender(port, `${tag}${c}`, seconds, pace, latencies)),
   )
   const elapsed = (performance.now() - started) / 1000
   latencies.sort((a, b) => a - b)
