@@ -4,6 +4,7 @@ import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifySer
 import fp from 'fastify-plugin'
 import type { Config } from './config.js'
 import feedPlugin from './feed/index.js'
+import hl7Plugin from './hl7/index.js'
 import { requestSerializer } from './http/log-serializers.js'
 import { productVersion } from './lib/product-files.js'
 import authPlugin from './plugins/auth/index.js'
@@ -30,6 +31,7 @@ import boardRoutes from './routes/board/index.js'
 import eventRoutes from './routes/events/index.js'
 import formTemplateRoutes from './routes/form-templates/index.js'
 import healthRoutes from './routes/health/index.js'
+import hl7MessageRoutes from './routes/hl7-messages/index.js'
 import notificationRoutes from './routes/notifications/index.js'
 import wardOccupantRoutes from './routes/ward-occupants/index.js'
 
@@ -133,6 +135,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     maxStreamsPerToken: opts.config.FEED_MAX_STREAMS_PER_TOKEN,
     bufferBytes: opts.config.FEED_BUFFER_BYTES,
   })
+  await fastify.register(hl7Plugin, { config: opts.config })
   await fastify.register(rendererPlugin, {
     timeoutMs: opts.config.RENDER_TIMEOUT_MS,
     memoryMb: opts.config.RENDER_MEMORY_MB,
@@ -165,6 +168,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     await scope.register(notificationRoutes)
     await scope.register(formTemplateRoutes)
     await scope.register(auditRoutes)
+    await scope.register(hl7MessageRoutes)
     await scope.register(eventRoutes)
   })
 }

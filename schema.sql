@@ -444,3 +444,34 @@ UPDATE feed_state SET pruned_through = max(pruned_through, coalesce((
   WHERE resource = 'form-templates' AND action = 'patched' AND (payload ->> '$.facility') IS NOT facility), 0))
 WHERE id = 1;
 DELETE FROM feed_events WHERE seq <= (SELECT pruned_through FROM feed_state WHERE id = 1);
+
+-- migration 13: the ADT feed's message log (hl7/, docs/ADT.md)
+-- Every HL7 message the listener answered: who sent it, what it was, what it did and the ACK it got,
+-- so a resend of the same message (same MSH-3, MSH-4, MSH-10) gets the same ACK and changes nothing,
+-- also across a restart. The raw text is patient data: the retention scheduler clears it after
+-- HL7_KEEP_DAYS (a parked message keeps it until an admin resolves it: retrying needs it).
+CREATE TABLE hl7_messages (
+  id                 TEXT PRIMARY KEY,
+  sending_application TEXT NOT NULL,
+  sending_facility   TEXT NOT NULL,
+  control_id         TEXT,                   -- NULL: the message had none (unparseable; answered AR)
+  message_type       TEXT,
+  event              TEXT,
+  facility           TEXT,                   -- the ward facility it concerns, for a bound admin's view
+  encounter          TEXT,
+  received_at        INTEGER NOT NULL,
+  event_at           INTEGER,
+  status             TEXT NOT NULL CHECK (status IN ('applied', 'ignored', 'parked', 'rejected', 'dismissed')),
+  ack_code           TEXT NOT NULL CHECK (ack_code IN ('AA', 'AR')),
+  ack                TEXT NOT NULL,
+  error_field        TEXT,
+  error              TEXT,
+  park_code          TEXT,
+  raw                TEXT,
+  resolved_at        INTEGER,
+  resolved_by        TEXT,
+  UNIQUE (sending_application, sending_facility, control_id)
+) STRICT;
+CREATE INDEX hl7_messages_encounter_applied ON hl7_messages (encounter, event_at) WHERE status = 'applied';
+CREATE INDEX hl7_messages_status ON hl7_messages (status, facility, received_at);
+CREATE INDEX hl7_messages_raw_kept ON hl7_messages (received_at) WHERE raw IS NOT NULL;

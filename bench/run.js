@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
+import { runAdt } from './adt.js'
 import { runFanout } from './feed/fanout.js'
 import { load, probe } from './load.js'
 import { seedPeer } from './peer/seed.js'
@@ -22,7 +23,7 @@ const HELP = `npm run bench -- [options]
   --warmup S           warm-up seconds before each scenario (default 3)
   --connections N      concurrent connections (default 50)
   --only a,b           run only these scenarios (get, list, list-bed, create, patch, ft-create, ft-get,
-                       notifications, notif-unseen, notif-count, notif-seen, render, fanout)
+                       notifications, notif-unseen, notif-count, notif-seen, render, fanout, adt)
   --fanout-streams N   open event streams in the live feed's fan-out (default 1000)
   --fanout-rates a,b   changes per second to measure the fan-out at (default 10,20,40,50)
   --fanout-seconds S   seconds per fan-out rate (default 10)
@@ -228,6 +229,12 @@ async function main() {
     })
   }
 
+  let adt = null
+  if (!options.only || options.only.has('adt')) {
+    log('ADT feed over MLLP (docs/ADT.md)')
+    adt = await runAdt({ workdir, log, seconds: options.duration, logLevel: options.logLevel })
+  }
+
   const report = {
     started,
     info,
@@ -241,7 +248,13 @@ async function main() {
     peer,
     scale,
     fanout,
-    notes: [`form templates: ${templateNote}`, ...seededNotes(seeded)],
+    notes: [
+      `form templates: ${templateNote}`,
+      ...seededNotes(seeded),
+      ...(adt ?? []).map(
+        (r) => `${r.title}: ${r.perSecond.toFixed(0)}/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
+      ),
+    ],
   }
   printTable(report)
   if (!args['no-write']) writeReport(report)

@@ -3,6 +3,7 @@ import { productVersion } from '../lib/product-files.js'
 import { addAuditCommand } from './commands/audit.js'
 import { addBackupCommand } from './commands/backup.js'
 import { addBedsCommand } from './commands/beds.js'
+import { addHl7Command } from './commands/hl7.js'
 import { addNotifyCommand } from './commands/notify.js'
 import { addRestoreCommand } from './commands/restore.js'
 import { addRollbackCommand } from './commands/rollback.js'
@@ -36,6 +37,7 @@ export function buildProgram(io: CliIo): Command {
   addAuditCommand(program, io)
   addNotifyCommand(program, io)
   addBedsCommand(program, io)
+  addHl7Command(program, io)
   addSmokeCommand(program, io)
   addRollbackCommand(program, io)
   return program

@@ -19,3 +19,7 @@ export const ForbiddenFacilityError = createError(
 export const BedOccupiedError = createError('BED_OCCUPIED', 'bed %s is occupied by ward occupant %s', 409)
 // A discharge happens once; discharging again would overwrite who discharged and when.
 export const AlreadyDischargedError = createError('ALREADY_DISCHARGED', 'ward occupant %s was already discharged', 409)
+// An admin's retry or dismissal of an ADT message that is no longer parked (resolved meanwhile).
+export const Hl7NotParkedError = createError('HL7_NOT_PARKED', 'HL7 message %s is %s, not parked', 409)
+// An admin's retry of a parked ADT message that still does not fit the ward; the message says why.
+export const Hl7StillParkedError = createError('HL7_STILL_PARKED', 'still parked: %s', 409)

@@ -179,7 +179,14 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     return { record, version: row.version }
   }
 
-  function patch(actor: Principal, id: string, changes: WardOccupantPatch, ifMatch: IfMatch): Versioned<WardOccupant> {
+  /** `dischargeAt`: when the patient left, if not now (an ADT message's event time). */
+  function patch(
+    actor: Principal,
+    id: string,
+    changes: WardOccupantPatch,
+    ifMatch: IfMatch,
+    dischargeAt?: number,
+  ): Versioned<WardOccupant> {
     const row = visibleRow(actor, id)
     assertVersion(ifMatch, 'ward occupant', id, row.version)
     if (changes.discharge === true && row.discharged_at !== null) throw new AlreadyDischargedError(id)
@@ -192,7 +199,7 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     }
     let event: WardOccupantEvent['type'] | null = null
     if (changes.discharge === true) {
-      Object.assign(next, { dischargedAt: now, dischargedBy: actor.account })
+      Object.assign(next, { dischargedAt: dischargeAt ?? now, dischargedBy: actor.account })
       event = 'discharged'
     } else if (changes.discharge === false && row.discharged_at !== null) {
       Object.assign(next, { dischargedAt: null, dischargedBy: null })
@@ -240,6 +247,8 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
   }
 
   return {
+    /** The writes themselves, for a caller already inside a write-queue job (the ADT feed, db/repositories/adt-ward.ts). */
+    inTransaction: { create, patch, remove: destroy },
     create: (actor: Principal, facility: string | null, input: WardOccupantCreate): Promise<Versioned<WardOccupant>> =>
       writes.run(() => create(actor, facility, input)),
     /** The record as JSON text, if the caller's facility may see it (else 404). */

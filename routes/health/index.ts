@@ -35,9 +35,22 @@ const ReplicationHealth = Type.Object(
       'continuous replication (only with REPLICA_URL set); failing replication does not make the service unhealthy',
   },
 )
+const Hl7Health = Type.Object(
+  {
+    listening: Type.Boolean({ description: 'the ADT listener runs (HL7_PORT set)' }),
+    parked: Type.Integer({
+      description: 'ADT messages parked, waiting for an admin (GET /hl7/messages?status=parked)',
+    }),
+  },
+  {
+    description:
+      'the ADT feed (only with HL7_PORT set or messages parked); parked messages do not make the service unhealthy',
+  },
+)
 const Health = Type.Object({
   status: Type.Literal('ok'),
   database: Type.Literal('ok'),
+  hl7: Type.Optional(Hl7Health),
   backups: Type.Optional(BackupHealth),
   replication: Type.Optional(ReplicationHealth),
 })
@@ -50,6 +63,8 @@ const PublicHealth = Type.Object(
   {
     status: Type.Literal('ok'),
     database: Type.Literal('ok'),
+    // Counts only, no texts: a monitor may alert on parked ADT messages without a token.
+    hl7: Type.Optional(Hl7Health),
     backups: Type.Optional(CheckOk),
     replication: Type.Optional(CheckOk),
   },
@@ -71,10 +86,11 @@ type Detailed = Static<typeof Health>
 
 /** The answer without its details: whether each check passes. */
 function statusOnly(health: Detailed): Static<typeof PublicHealth> {
-  const { status, database, backups, replication } = health
+  const { status, database, hl7, backups, replication } = health
   return {
     status,
     database,
+    ...(hl7 ? { hl7 } : {}),
     ...(backups ? { backups: { ok: backups.failing === undefined } } : {}),
     ...(replication ? { replication: { ok: replication.running && replication.failing === undefined } } : {}),
   }
@@ -121,6 +137,13 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
     return { replication }
   }
 
+  /** Shown with the listener on, or while messages wait (parked before HL7_PORT was unset). */
+  function hl7Health(): { hl7?: Static<typeof Hl7Health> } {
+    const listening = fastify.hl7.port !== null
+    const parked = fastify.hl7.messages.parkedCount()
+    return listening || parked > 0 ? { hl7: { listening, parked } } : {}
+  }
+
   fastify.get(
     '/health',
     {
@@ -145,7 +168,13 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
         const { status, database, code } = trouble
         return reply.code(503).send(detailed ? trouble : { status, database, ...(code ? { code } : {}) })
       }
-      const answer: Detailed = { status: 'ok', database: 'ok', ...backupHealth(), ...replicationHealth() }
+      const answer: Detailed = {
+        status: 'ok',
+        database: 'ok',
+        ...hl7Health(),
+        ...backupHealth(),
+        ...replicationHealth(),
+      }
       return detailed ? answer : statusOnly(answer)
     },
   )

@@ -13,7 +13,7 @@ export const LAYERS: ReadonlyArray<{ rank: number; rooms: readonly string[] }> =
   { rank: 4, rooms: ['db'] },
   { rank: 5, rooms: ['http'] },
   { rank: 6, rooms: ['plugins'] },
-  { rank: 7, rooms: ['feed', 'render'] },
+  { rank: 7, rooms: ['feed', 'render', 'hl7'] },
   { rank: 8, rooms: ['routes'] },
   { rank: 9, rooms: ['app.ts'] },
   { rank: 10, rooms: ['server.ts', 'index.ts'] },

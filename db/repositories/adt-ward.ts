@@ -1,0 +1,127 @@
+import type { Database } from 'better-sqlite3'
+import type { Location, WardMessage } from '../../domain/adt-message.js'
+import { type Occupant, planWardChange, type WardChange, type WardPlan, type WardState } from '../../domain/adt-ward.js'
+import type { Principal } from '../../domain/principal.js'
+import type { WardOccupantRepository } from './ward-occupants.js'
+
+interface OccupantRow {
+  id: string
+  facility: string | null
+  room: string | null
+  bed: string
+  occupied_by: string
+  provider: string | null
+  occupied_at: number
+  discharged_at: number | null
+}
+
+const toOccupant = (r: OccupantRow): Occupant => ({
+  id: r.id,
+  facility: r.facility,
+  room: r.room,
+  bed: r.bed,
+  occupiedBy: r.occupied_by,
+  provider: r.provider,
+  occupiedAt: r.occupied_at,
+  dischargedAt: r.discharged_at,
+})
+
+export interface AdtWardOptions {
+  wardOccupants: WardOccupantRepository
+  exclusiveBeds: boolean
+  transferOnA08: boolean
+}
+
+/**
+ * Applies an ADT ward message inside the caller's write-queue job: reads the part of the ward the
+ * message touches, asks the domain's plan, and makes its changes through the ward-occupant
+ * repository (so audit, feed, board and notifications see them as they see an API change), all
+ * in a savepoint, so a plan that meets a surprise leaves nothing behind and is parked instead.
+ */
+export function createAdtWard(db: Database, opts: AdtWardOptions) {
+  const ofEncounter = db.prepare<[string], OccupantRow>(
+    `SELECT id, facility, room, bed, occupied_by, provider, occupied_at, discharged_at FROM ward_occupants
+     WHERE encounter = ? ORDER BY occupied_at DESC, id DESC`,
+  )
+  const activeOnBed = db.prepare<[string | null, string], OccupantRow>(
+    `SELECT id, facility, room, bed, occupied_by, provider, occupied_at, discharged_at FROM ward_occupants
+     WHERE facility IS ? AND bed = ? AND discharged_at IS NULL LIMIT 1`,
+  )
+  const lastApplied = db
+    .prepare<[string], number | null>(
+      `SELECT max(event_at) FROM hl7_messages WHERE encounter = ? AND status = 'applied'`,
+    )
+    .pluck()
+  const writes = opts.wardOccupants.inTransaction
+
+  function stateOf(encounter: string): WardState {
+    return {
+      encounterOccupants: ofEncounter.all(encounter).map(toOccupant),
+      activeOnBed: (l: Location) => {
+        const row = activeOnBed.get(l.facility, l.bed)
+        return row ? toOccupant(row) : null
+      },
+      lastAppliedAt: lastApplied.get(encounter) ?? null,
+      exclusiveBeds: opts.exclusiveBeds,
+    }
+  }
+
+  function make(actor: Principal, change: WardChange): void {
+    switch (change.op) {
+      case 'admit': {
+        const { location: l } = change
+        writes.create(actor, l.facility, {
+          encounter: change.encounter,
+          bed: l.bed,
+          occupiedBy: change.occupiedBy,
+          occupiedAt: change.occupiedAt,
+          ...(l.room === null ? {} : { room: l.room }),
+          ...(change.provider === null ? {} : { provider: change.provider }),
+        })
+        return
+      }
+      case 'discharge':
+        writes.patch(actor, change.id, { discharge: true }, null, change.at)
+        return
+      case 'reopen':
+        writes.patch(actor, change.id, { discharge: false }, null)
+        return
+      case 'provider':
+        writes.patch(actor, change.id, { provider: change.provider }, null)
+        return
+      case 'remove':
+        writes.remove(actor, change.id, null)
+        return
+    }
+  }
+
+  const applyAll = db.transaction((actor: Principal, changes: WardChange[]) => {
+    for (const change of changes) make(actor, change)
+  })
+
+  /**
+   * The plan, made. Must run inside a write-queue job. The facility in the answer is the one the
+   * message concerns (its location, else the encounter's), for the message log.
+   */
+  function apply(actor: Principal, message: WardMessage): { plan: WardPlan; facility: string | null } {
+    const state = stateOf(message.encounter)
+    const facility = message.location?.facility ?? state.encounterOccupants[0]?.facility ?? message.facility
+    const plan = planWardChange(message, state, opts.transferOnA08)
+    if (plan.kind === 'park') return { plan, facility }
+    try {
+      // Inside a transaction better-sqlite3 runs this as a savepoint: all or nothing.
+      applyAll(actor, plan.changes)
+    } catch (error) {
+      const code = (error as { code?: string }).code
+      // The plan read the state in this very transaction, so a conflict is a rule it did not see.
+      if (code === 'BED_OCCUPIED' || code === 'ALREADY_DISCHARGED' || code === 'NOT_FOUND')
+        return { plan: { kind: 'park', code: 'bed-occupied', reason: (error as Error).message }, facility }
+      throw error
+    }
+    return { plan, facility }
+  }
+
+  return { apply }
+}
+
+export type AdtWard = ReturnType<typeof createAdtWard>

@@ -1,0 +1,243 @@
+import type { Database } from 'better-sqlite3'
+import type { AdtReading, MessageHeader, WardMessage } from '../../domain/adt-message.js'
+import type { ParkCode } from '../../domain/adt-ward.js'
+import { Hl7NotParkedError } from '../../domain/errors.js'
+import type { Principal } from '../../domain/principal.js'
+import type { NewNotification } from '../../domain/ward-events.js'
+import { newId } from '../../lib/ids.js'
+import type { WriteQueue } from '../write-queue.js'
+import type { AdtWard } from './adt-ward.js'
+
+export const MESSAGE_STATUSES = ['applied', 'ignored', 'parked', 'rejected', 'dismissed'] as const
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
+
+/** What became of a message, from which its ACK is built. */
+export interface Outcome {
+  status: MessageStatus
+  ackCode: 'AA' | 'AR'
+  errorField: string | null
+  error: string | null
+  /** HL7 table 0357 code of a rejection, for the ACK's ERR segment. */
+  errorCode: number | null
+  parkCode: ParkCode | null
+}
+
+export interface Hl7MessageRow {
+  id: string
+  sending_application: string
+  sending_facility: string
+  control_id: string | null
+  message_type: string | null
+  event: string | null
+  facility: string | null
+  encounter: string | null
+  received_at: number
+  event_at: number | null
+  status: MessageStatus
+  ack_code: 'AA' | 'AR'
+  ack: string
+  error_field: string | null
+  error: string | null
+  park_code: string | null
+  raw: string | null
+  resolved_at: number | null
+  resolved_by: string | null
+}
+
+export interface Received {
+  reading: AdtReading
+  raw: string | null
+  receivedAt: number
+  /** The ACK text for an outcome (built by the listener; stored, so a resend gets the same). */
+  answer(outcome: Outcome): string
+  /** The facility when nothing in the message names one (HL7_DEFAULT_FACILITY). */
+  defaultFacility: string | null
+}
+
+export interface Hl7MessageOptions {
+  writes: WriteQueue
+  adtWard: AdtWard
+  /** Stores a notification inside the current transaction (the notification repository's create). */
+  notify(notification: NewNotification): void
+}
+
+/** The principal ADT changes are made as: createdBy is hl7:<MSH-3>; the audit's token names the message. */
+export function senderPrincipal(header: MessageHeader): Principal {
+  return {
+    tokenId: `hl7:${header.sendingApplication}/${header.controlId}`,
+    account: `hl7:${header.sendingApplication}`,
+    role: 'write',
+    facility: null,
+  }
+}
+
+function outcome(status: MessageStatus, extra: Partial<Outcome> = {}): Outcome {
+  return {
+    status,
+    ackCode: status === 'rejected' ? 'AR' : 'AA',
+    errorField: null,
+    error: null,
+    errorCode: null,
+    parkCode: null,
+    ...extra,
+  }
+}
+
+/**
+ * The message log and the one write that answers a message: in one write-queue job, a resend is
+ * found and gets its stored ACK; anything else is applied (or parked, or ignored, or rejected) and
+ * logged with its ACK, so the change, the log row and the ACK commit together and the ACK leaves
+ * only once the commit is durable (the job's promise settles after the fsync).
+ */
+export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
+  const insert = db.prepare(
+    `INSERT INTO hl7_messages (id, sending_application, sending_facility, control_id, message_type, event, facility,
+       encounter, received_at, event_at, status, ack_code, ack, error_field, error, park_code, raw)
+     VALUES (:id, :sending_application, :sending_facility, :control_id, :message_type, :event, :facility,
+       :encounter, :received_at, :event_at, :status, :ack_code, :ack, :error_field, :error, :park_code, :raw)`,
+  )
+  const byKey = db.prepare<[string, string, string], Hl7MessageRow>(
+    'SELECT * FROM hl7_messages WHERE sending_application = ? AND sending_facility = ? AND control_id = ?',
+  )
+  const byId = db.prepare<[string], Hl7MessageRow>('SELECT * FROM hl7_messages WHERE id = ?')
+  const resolve = db.prepare(
+    `UPDATE hl7_messages SET status = :status, error = :error, park_code = :park_code, resolved_at = :at,
+       resolved_by = :by WHERE id = :id`,
+  )
+  const listed = db.prepare<Record<string, unknown>, Hl7MessageRow>(
+    `SELECT * FROM hl7_messages WHERE (:status IS NULL OR status = :status)
+       AND (:facility IS NULL OR facility = :facility) ORDER BY received_at DESC, id DESC LIMIT :limit OFFSET :skip`,
+  )
+  const counted = db
+    .prepare<Record<string, unknown>, number>(
+      `SELECT count(*) FROM hl7_messages WHERE (:status IS NULL OR status = :status)
+         AND (:facility IS NULL OR facility = :facility)`,
+    )
+    .pluck()
+  // Parked messages keep their text: a retry reads it (docs/DECISIONS.md).
+  const clearRaw = db.prepare(
+    `UPDATE hl7_messages SET raw = NULL WHERE id IN (SELECT id FROM hl7_messages
+       WHERE raw IS NOT NULL AND received_at < ? AND status <> 'parked' LIMIT 500)`,
+  )
+  const facilityAdmins = db
+    .prepare<[string | null], string>(
+      `SELECT DISTINCT account FROM tokens WHERE role = 'admin' AND revoked_at IS NULL
+       AND (facility IS NULL OR facility IS ?) ORDER BY account`,
+    )
+    .pluck()
+  const { writes, adtWard } = opts
+
+  function notifyParked(row: Hl7MessageRow): void {
+    const to = facilityAdmins.all(row.facility)
+    if (to.length === 0) return
+    opts.notify({
+      createdAt: row.received_at,
+      facility: row.facility,
+      unboundOnly: row.facility === null,
+      to,
+      code: 'hl7-parked',
+      type: 'hl7',
+      title: `ADT ${row.event ?? 'message'} parked`,
+      body: `An ADT ${row.event ?? 'message'} from ${row.sending_application} was acknowledged but not applied: ${row.error}. Retry or dismiss it (GET /hl7/messages?status=parked).`,
+      meta: { hl7MessageId: row.id, parkCode: row.park_code, encounter: row.encounter },
+    })
+  }
+
+  function applyWard(header: MessageHeader, message: WardMessage) {
+    const { plan, facility } = adtWard.apply(senderPrincipal(header), message)
+    if (plan.kind === 'park')
+      return { result: outcome('parked', { error: plan.reason, parkCode: plan.code }), facility }
+    return { result: outcome('applied'), facility }
+  }
+
+  function receive(input: Received): { duplicate: boolean; row: Hl7MessageRow } {
+    const { reading } = input
+    const header = reading.header
+    if (header) {
+      const stored = byKey.get(header.sendingApplication, header.sendingFacility, header.controlId)
+      if (stored) return { duplicate: true, row: stored }
+    }
+    let result: Outcome
+    let facility: string | null = input.defaultFacility
+    if (reading.kind === 'rejected')
+      result = outcome('rejected', {
+        errorField: reading.rejection.field,
+        error: reading.rejection.reason,
+        errorCode: reading.rejection.code,
+      })
+    else if (reading.kind === 'ignored') result = outcome('ignored')
+    else ({ result, facility } = applyWard(reading.header, reading.message))
+    const ward = reading.kind === 'ward' ? reading.message : null
+    const row: Hl7MessageRow = {
+      id: newId(input.receivedAt),
+      sending_application: header?.sendingApplication ?? '',
+      sending_facility: header?.sendingFacility ?? '',
+      control_id: header?.controlId ?? null,
+      message_type: header?.messageType || null,
+      event: header?.trigger || null,
+      facility,
+      encounter: ward?.encounter ?? null,
+      received_at: input.receivedAt,
+      event_at: ward?.eventAt ?? null,
+      status: result.status,
+      ack_code: result.ackCode,
+      ack: input.answer(result),
+      error_field: result.errorField,
+      error: result.error,
+      park_code: result.parkCode,
+      raw: input.raw,
+      resolved_at: null,
+      resolved_by: null,
+    }
+    insert.run(row)
+    if (row.status === 'parked') notifyParked(row)
+    return { duplicate: false, row }
+  }
+
+  /** A parked message applied again (an admin's retry): applied now, or still parked with today's reason. */
+  /** The row, if it is still parked: a retry or dismissal raced by another admin's is refused. */
+  function parked(id: string): Hl7MessageRow {
+    const row = byId.get(id) as Hl7MessageRow
+    if (row.status !== 'parked') throw new Hl7NotParkedError(id, row.status)
+    return row
+  }
+
+  function retry(id: string, message: WardMessage, header: MessageHeader, by: string, now: number): Hl7MessageRow {
+    parked(id)
+    const { result } = applyWard(header, message)
+    const resolved = result.status === 'applied'
+    resolve.run({
+      id,
+      status: result.status,
+      error: result.error,
+      park_code: result.parkCode,
+      at: resolved ? now : null,
+      by: resolved ? by : null,
+    })
+    return byId.get(id) as Hl7MessageRow
+  }
+
+  function dismiss(id: string, by: string, now: number): Hl7MessageRow {
+    const row = parked(id)
+    resolve.run({ id, status: 'dismissed', error: row.error, park_code: row.park_code, at: now, by })
+    return byId.get(id) as Hl7MessageRow
+  }
+
+  return {
+    receive: (input: Received) => writes.run(() => receive(input)),
+    retry: (id: string, message: WardMessage, header: MessageHeader, by: string) =>
+      writes.run(() => retry(id, message, header, by, Date.now())),
+    dismiss: (id: string, by: string) => writes.run(() => dismiss(id, by, Date.now())),
+    get: (id: string): Hl7MessageRow | undefined => byId.get(id),
+    /** A page, newest first; `facility` non-null: that facility's only (a bound admin). */
+    list(facility: string | null, status: MessageStatus | null, limit: number, skip: number) {
+      const where = { facility, status }
+      return { rows: listed.all({ ...where, limit, skip }), total: counted.get(where) ?? 0 }
+    },
+    parkedCount: (): number => counted.get({ facility: null, status: 'parked' }) ?? 0,
+    /** Clears the raw text of messages received before `before` (at most 500 a call); returns how many. */
+    pruneRaw: (before: number): number => clearRaw.run(before).changes,
+  }
+}
+
+export type Hl7MessageLog = ReturnType<typeof createHl7MessageLog>

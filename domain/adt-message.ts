@@ -1,0 +1,199 @@
+/**
+ * What an HL7 v2 ADT message says, read from the library's parsed message (@medplum/core's
+ * Hl7Message): who sent it, which event, and the fields the ward needs (docs/ADT.md has the table).
+ * A message that can never be applied is a rejection naming the field. Pure: no clock, no I/O.
+ */
+import type { Hl7Message, Hl7Segment } from '@medplum/core'
+import { parseHl7Time } from './hl7-time.js'
+
+/** The events that change the ward; every other ADT trigger is acknowledged and ignored. */
+export const WARD_EVENTS = ['A01', 'A02', 'A03', 'A08', 'A11', 'A12', 'A13'] as const
+export type WardEventCode = (typeof WARD_EVENTS)[number]
+
+export interface AdtSettings {
+  /** Facility when PV1-3.4 is empty (HL7_DEFAULT_FACILITY); null: none. */
+  defaultFacility: string | null
+  /** The PID-3 identifier type (CX-5) that names the patient (HL7_PATIENT_ID_TYPE). */
+  patientIdType: string
+  /** Zone of timestamps without an offset (HL7_TIMEZONE). */
+  timeZone: string
+  /** A location change in an A08 is a transfer (HL7_A08_TRANSFERS). */
+  transferOnA08: boolean
+}
+
+export interface MessageHeader {
+  sendingApplication: string
+  sendingFacility: string
+  controlId: string
+  /** MSH-9.1 and MSH-9.2 (or EVN-1 when MSH-9.2 is empty, as some v2.3 senders do). */
+  messageType: string
+  trigger: string
+  /** MSH-7, read in the settings' zone; null when absent or unreadable. */
+  sentAt: number | null
+}
+
+export interface Location {
+  facility: string | null
+  room: string | null
+  bed: string
+}
+
+export interface WardMessage {
+  event: WardEventCode
+  encounter: string
+  /** Absent on the events that need none (A03, A08 without a move, the cancellations). */
+  patient: string | null
+  location: Location | null
+  /** PV1-3.4, else HL7_DEFAULT_FACILITY: the facility the message names even without a bed. */
+  facility: string | null
+  provider: string | null
+  /** When the event happened: EVN-6, else EVN-2, else MSH-7. */
+  eventAt: number
+  /** When the patient left: PV1-45, else the event time. */
+  dischargedAt: number
+}
+
+/** Why a message can never be applied; `field` is where (MSH-9, PV1-3 ...), for the ERR segment. */
+export interface Rejection {
+  field: string
+  reason: string
+  /** HL7 table 0357: 100 segment sequence, 101 required field missing, 102 data type, 200 unsupported message type, 207 application error. */
+  code: 100 | 101 | 102 | 200 | 207
+}
+
+export type AdtReading =
+  | { kind: 'ward'; header: MessageHeader; message: WardMessage }
+  | { kind: 'ignored'; header: MessageHeader }
+  | { kind: 'rejected'; header: MessageHeader | null; rejection: Rejection }
+
+const ESCAPES: Record<string, string> = { F: '|', S: '^', T: '&', R: '~', E: '\\' }
+
+/**
+ * A field value with HL7's escape sequences resolved (\F\ \S\ \T\ \R\ \E\, \Xhh..\ in ASCII);
+ * formatting sequences (\H\, \N\, \.br\ ...) carry no meaning for an identifier and are dropped.
+ * The parser hands values over escaped (it splits on the separators only).
+ */
+export function unescapeValue(value: string, escapeChar = '\\'): string {
+  if (!value.includes(escapeChar)) return value
+  const e = escapeChar.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  return value.replace(new RegExp(`${e}([^${e}]*)${e}`, 'g'), (_all, code: string) => {
+    const named = ESCAPES[code]
+    if (named !== undefined) return named
+    if (/^X([0-9A-Fa-f]{2})+$/.test(code))
+      return (code.slice(1).match(/../g) ?? []).map((hex) => String.fromCharCode(Number.parseInt(hex, 16))).join('')
+    return ''
+  })
+}
+
+function component(segment: Hl7Segment | undefined, field: number, part: number, repetition = 0): string {
+  if (!segment) return ''
+  return unescapeValue(segment.getComponent(field, part, undefined, repetition), segment.context.escapeCharacter).trim()
+}
+
+/** The sender, control id and message type, or why they cannot be read. */
+export function readHeader(message: Hl7Message, timeZone: string): MessageHeader | Rejection {
+  const msh = message.getSegment('MSH')
+  if (!msh || message.getSegment(0) !== msh)
+    return { field: 'MSH', reason: 'the message does not start with MSH', code: 100 }
+  const controlId = component(msh, 10, 1)
+  if (controlId === '') return { field: 'MSH-10', reason: 'MSH-10 (message control id) is empty', code: 101 }
+  const type = component(msh, 9, 1)
+  const trigger = component(msh, 9, 2) || component(message.getSegment('EVN'), 1, 1)
+  const sent = component(msh, 7, 1)
+  return {
+    sendingApplication: component(msh, 3, 1),
+    sendingFacility: component(msh, 4, 1),
+    controlId,
+    messageType: type,
+    trigger,
+    sentAt: sent === '' ? null : parseHl7Time(sent, timeZone),
+  }
+}
+
+/** The PID-3 repetition whose identifier type (CX-5) is `type`, else the first one. */
+function patientId(pid: Hl7Segment | undefined, type: string): string {
+  if (!pid) return ''
+  const repetitions = pid.getField(3).components.length
+  for (let r = 0; r < repetitions; r++) {
+    if (component(pid, 3, 5, r) === type && component(pid, 3, 1, r) !== '') return component(pid, 3, 1, r)
+  }
+  return component(pid, 3, 1, 0)
+}
+
+/** A timestamp field: its time, null when empty, a rejection when it is not a timestamp. */
+function timeField(
+  segment: Hl7Segment | undefined,
+  name: string,
+  field: number,
+  zone: string,
+): number | null | Rejection {
+  const text = component(segment, field, 1)
+  if (text === '') return null
+  const at = parseHl7Time(text, zone)
+  return at === null ? { field: `${name}-${field}`, reason: `${name}-${field} is not an HL7 timestamp`, code: 102 } : at
+}
+
+const isRejection = (value: unknown): value is Rejection =>
+  typeof value === 'object' && value !== null && 'reason' in value
+
+/** Events that place the patient somewhere, so PV1-3.3 (bed) and PID-3 must be there. */
+const PLACING: ReadonlySet<WardEventCode> = new Set(['A01', 'A02'])
+
+function readWardMessage(message: Hl7Message, header: MessageHeader, settings: AdtSettings): WardMessage | Rejection {
+  const event = header.trigger as WardEventCode
+  const pv1 = message.getSegment('PV1')
+  if (!pv1) return { field: 'PV1', reason: `an ${event} needs a PV1 segment`, code: 100 }
+  const encounter = component(pv1, 19, 1)
+  if (encounter === '') return { field: 'PV1-19', reason: 'PV1-19 (visit number, the encounter) is empty', code: 101 }
+  const bed = component(pv1, 3, 3)
+  if (PLACING.has(event) && bed === '')
+    return {
+      field: 'PV1-3',
+      reason: `PV1-3.3 (bed) is empty; an ${event} needs the bed it places the patient in`,
+      code: 101,
+    }
+  const facility = component(pv1, 3, 4) || settings.defaultFacility
+  const patient = patientId(message.getSegment('PID'), settings.patientIdType)
+  if (PLACING.has(event) && patient === '')
+    return { field: 'PID-3', reason: `PID-3 (patient identifier) is empty; an ${event} needs the patient`, code: 101 }
+  const evn = message.getSegment('EVN')
+  const recorded = timeField(evn, 'EVN', 2, settings.timeZone)
+  const occurred = timeField(evn, 'EVN', 6, settings.timeZone)
+  const left = timeField(pv1, 'PV1', 45, settings.timeZone)
+  for (const t of [recorded, occurred, left]) if (isRejection(t)) return t
+  const eventAt = (occurred as number | null) ?? (recorded as number | null) ?? header.sentAt
+  if (eventAt === null)
+    return { field: 'EVN-2', reason: 'no event time: EVN-6, EVN-2 and MSH-7 are all empty', code: 101 }
+  return {
+    event,
+    encounter,
+    patient: patient === '' ? null : patient,
+    location: bed === '' ? null : { facility, room: component(pv1, 3, 2) || null, bed },
+    facility,
+    provider: component(pv1, 7, 1) || null,
+    eventAt,
+    dischargedAt: (left as number | null) ?? eventAt,
+  }
+}
+
+/** Reads one parsed message: a ward event, an ADT event the ward ignores, or a rejection. */
+export function readAdt(message: Hl7Message, settings: AdtSettings): AdtReading {
+  const header = readHeader(message, settings.timeZone)
+  if (isRejection(header)) return { kind: 'rejected', header: null, rejection: header }
+  if (header.messageType !== 'ADT')
+    return {
+      kind: 'rejected',
+      header,
+      rejection: { field: 'MSH-9', reason: `message type ${header.messageType || '(empty)'} is not ADT`, code: 200 },
+    }
+  if (header.trigger === '')
+    return {
+      kind: 'rejected',
+      header,
+      rejection: { field: 'MSH-9', reason: 'MSH-9.2 (trigger event) is empty', code: 101 },
+    }
+  if (!(WARD_EVENTS as readonly string[]).includes(header.trigger)) return { kind: 'ignored', header }
+  const read = readWardMessage(message, header, settings)
+  if (isRejection(read)) return { kind: 'rejected', header, rejection: read }
+  return { kind: 'ward', header, message: read }
+}

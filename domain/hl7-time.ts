@@ -1,0 +1,44 @@
+/**
+ * HL7 v2 timestamps (DTM/TS: YYYY[MM[DD[HH[MM[SS[.S...]]]]]][+/-ZZZZ]) to epoch milliseconds. A
+ * timestamp without an offset is a wall-clock time of the sending hospital, read in `timeZone`
+ * (an IANA zone such as Europe/Berlin). Pure: no clock, no I/O.
+ */
+const TS = /^(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(?:\.(\d{1,4}))?(?:([+-])(\d{2})(\d{2}))?$/
+
+/** The zone's offset from UTC, in ms, at the instant `utcMs` (e.g. +3_600_000 for CET). */
+function zoneOffsetMs(timeZone: string, utcMs: number): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(new Date(utcMs))
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value)
+  const asUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'))
+  return asUtc - Math.floor(utcMs / 1000) * 1000
+}
+
+/** The epoch ms of an HL7 timestamp, or null when the text is not one (or names no real date). */
+export function parseHl7Time(text: string, timeZone: string): number | null {
+  const m = TS.exec(text.trim())
+  if (!m) return null
+  const [, y, mo = '01', d = '01', h = '00', mi = '00', s = '00', frac = '', sign, oh, om] = m
+  const wall = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s))
+  const check = new Date(wall)
+  // Date.UTC rolls 2024-02-31 over into March: a date that is not a date is refused instead.
+  if (check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) || Number(h) > 23) return null
+  if (Number(mi) > 59 || Number(s) > 59) return null
+  const ms = frac === '' ? 0 : Math.round(Number(`0.${frac}`) * 1000)
+  if (sign !== undefined) {
+    const offset = (Number(oh) * 60 + Number(om)) * 60_000 * (sign === '-' ? -1 : 1)
+    return wall - offset + ms
+  }
+  // The offset at the wall time read as UTC is right except near a DST change: ask again there.
+  let utc = wall - zoneOffsetMs(timeZone, wall)
+  utc = wall - zoneOffsetMs(timeZone, utc)
+  return utc + ms
+}

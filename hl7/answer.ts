@@ -1,0 +1,102 @@
+import { Hl7Message } from '@medplum/core'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Hl7MessageLog, Outcome } from '../db/repositories/hl7-messages.js'
+import { FAULT_MESSAGES, faultOfError } from '../db/storage-faults.js'
+import { type AdtReading, type AdtSettings, readAdt } from '../domain/adt-message.js'
+import { ackFor, ackForUnparseable } from './acks.js'
+
+export interface AnswerOptions {
+  log: Hl7MessageLog
+  settings: AdtSettings
+  /** MSH-3^MSH-4 pairs that may send; empty: any. */
+  senders: Set<string>
+  logger: FastifyBaseLogger
+}
+
+/** The ACK text of what became of a message. */
+function ackOf(message: Hl7Message, outcome: Outcome): string {
+  switch (outcome.status) {
+    case 'rejected':
+      return ackFor(message, 'AR', outcome.error ?? 'rejected', {
+        field: outcome.errorField ?? '',
+        code: outcome.errorCode ?? 207,
+        text: outcome.error ?? 'rejected',
+      })
+    case 'parked':
+      return ackFor(message, 'AA', `parked: ${outcome.error}`)
+    case 'ignored':
+      return ackFor(message, 'AA', 'ignored: the ward does not use this event')
+    default:
+      return ackFor(message, 'AA', 'applied')
+  }
+}
+
+/** A sender not in HL7_ALLOWED_SENDERS: the message becomes a rejection of MSH-3. */
+function screenSender(reading: AdtReading, senders: Set<string>): AdtReading {
+  const header = reading.header
+  if (senders.size === 0 || header === null) return reading
+  const { sendingApplication: app, sendingFacility: facility } = header
+  if (senders.has(`${app}^${facility}`)) return reading
+  const reason = `sender ${app || '(empty)'} of ${facility || '(empty)'} (MSH-3, MSH-4) is not in HL7_ALLOWED_SENDERS`
+  return { kind: 'rejected', header, rejection: { field: 'MSH-3', reason, code: 207 } }
+}
+
+/**
+ * Answers one message: AA or AR once its outcome is committed and durable (a resend gets the
+ * stored ACK), AE when the database could not take it now (busy, full disk: the sender retries).
+ * The raw text and the fields are patient data: the log gets ids and outcomes only.
+ */
+export function createAnswerer(opts: AnswerOptions) {
+  const defaultFacility = opts.settings.defaultFacility
+
+  return async function answer(message: Hl7Message): Promise<string> {
+    const receivedAt = Date.now()
+    try {
+      const reading = screenSender(readAdt(message, opts.settings), opts.senders)
+      const notAllowed = reading.kind === 'rejected' && reading.rejection.field === 'MSH-3'
+      const { row, duplicate } = await opts.log.receive({
+        reading,
+        // A stranger's message is not kept: only that it came.
+        raw: notAllowed ? null : message.toString(),
+        receivedAt,
+        defaultFacility,
+        answer: (outcome) => ackOf(message, outcome),
+      })
+      const level = row.status === 'parked' || row.status === 'rejected' ? 'info' : 'debug'
+      opts.logger[level](
+        {
+          hl7: { sender: row.sending_application, controlId: row.control_id, event: row.event },
+          status: row.status,
+          parkCode: row.park_code ?? undefined,
+          errorField: row.error_field ?? undefined,
+          duplicate,
+        },
+        duplicate ? 'HL7 resend: the stored ACK was sent again' : `HL7 message ${row.status}`,
+      )
+      return row.ack
+    } catch (error) {
+      const fault = faultOfError(error)
+      const text = fault === null ? 'the message could not be processed now; send it again' : FAULT_MESSAGES[fault]
+      if (fault === null) opts.logger.error({ err: error }, 'HL7: a message failed; answered AE')
+      return ackFor(message, 'AE', text, { field: '', code: fault === 'busy' ? 206 : 207, text })
+    }
+  }
+}
+
+/** The AR of a frame refused as a whole; MSA-2 is the control id its start names, when it names one. */
+export function refusal(reason: 'too-large' | 'unparseable', headText: string, maxBytes: number): string {
+  const text =
+    reason === 'too-large'
+      ? `the message is larger than ${maxBytes} bytes (HL7_MAX_MESSAGE_BYTES)`
+      : 'the frame is not an HL7 v2 message (it must start with MSH)'
+  const error = { field: '', code: reason === 'too-large' ? 207 : 100, text }
+  const firstSegment = headText.split(/\r|\n/)[0] ?? ''
+  if (firstSegment.startsWith('MSH')) {
+    try {
+      return ackFor(Hl7Message.parse(firstSegment), 'AR', text, error)
+    } catch {
+      // Not even the MSH reads: answered without a control id below.
+    }
+  }
+  return ackForUnparseable(text, error)
+}

@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs'
+import { Hl7Message } from '@medplum/core'
+import fp from 'fastify-plugin'
+import type { Config } from '../config.js'
+import { createAdtWard } from '../db/repositories/adt-ward.js'
+import { createHl7MessageLog, type Hl7MessageLog, type Hl7MessageRow } from '../db/repositories/hl7-messages.js'
+import { type AdtSettings, readAdt } from '../domain/adt-message.js'
+import { NotFoundError } from '../domain/errors.js'
+import { parseAddressList, parseSenders } from '../lib/hl7-network.js'
+import { createAnswerer, refusal } from './answer.js'
+import { createListener } from './listener.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    hl7: Hl7Feed
+  }
+}
+
+export interface Hl7Feed {
+  messages: Hl7MessageLog
+  /** The port the listener took (null: HL7_PORT unset, no listener). */
+  port: number | null
+  /** Applies a parked message again (an admin's retry). */
+  retry(id: string, by: string): Promise<Hl7MessageRow>
+}
+
+const DAY_MS = 86_400_000
+
+export function adtSettings(config: Config): AdtSettings {
+  return {
+    defaultFacility: config.HL7_DEFAULT_FACILITY === '' ? null : config.HL7_DEFAULT_FACILITY,
+    patientIdType: config.HL7_PATIENT_ID_TYPE,
+    timeZone: config.HL7_TIMEZONE === '' ? Intl.DateTimeFormat().resolvedOptions().timeZone : config.HL7_TIMEZONE,
+    transferOnA08: config.HL7_A08_TRANSFERS,
+  }
+}
+
+function tlsFiles(config: Config) {
+  if (config.HL7_TLS_CERT === '') return null
+  return {
+    cert: readFileSync(config.HL7_TLS_CERT),
+    key: readFileSync(config.HL7_TLS_KEY),
+    ca: config.HL7_TLS_CA === '' ? null : readFileSync(config.HL7_TLS_CA),
+  }
+}
+
+/**
+ * The ADT feed (docs/ADT.md): the message log and, with HL7_PORT set, the MLLP listener in the
+ * server's process. Every message is answered through the write queue, so its change commits with
+ * the API's in the same group commits, and through the ward-occupant repository, so the feed, the
+ * board, the audit and the notifications see it as an API change. Closed before the database: the
+ * messages in hand are answered first.
+ */
+export default fp<{ config: Config }>(
+  async function hl7Plugin(fastify, { config }) {
+    const settings = adtSettings(config)
+    const adtWard = createAdtWard(fastify.db, {
+      wardOccupants: fastify.repos.wardOccupants,
+      exclusiveBeds: config.BED_POLICY === 'exclusive',
+      transferOnA08: settings.transferOnA08,
+    })
+    const messages = createHl7MessageLog(fastify.db, {
+      writes: fastify.writes,
+      adtWard,
+      notify: (notification) => fastify.repos.notifications.create(notification),
+    })
+
+    async function retry(id: string, by: string): Promise<Hl7MessageRow> {
+      const row = messages.get(id)
+      if (!row) throw new NotFoundError('HL7 message', id)
+      const reading = row.raw === null ? null : readAdt(Hl7Message.parse(row.raw), settings)
+      if (reading?.kind !== 'ward') throw new NotFoundError('parked HL7 message text of', id)
+      return messages.retry(id, reading.message, reading.header, by)
+    }
+
+    await fastify.retention.add({
+      name: 'HL7 message texts',
+      prune: (now) => messages.pruneRaw(now - config.HL7_KEEP_DAYS * DAY_MS),
+    })
+
+    const feed: Hl7Feed = { messages, port: null, retry }
+    fastify.decorate('hl7', feed)
+    if (config.HL7_PORT !== undefined) {
+      const addresses = parseAddressList(config.HL7_ALLOWED_ADDRESSES)
+      const listener = createListener({
+        host: config.HL7_HOST,
+        port: config.HL7_PORT,
+        tls: tlsFiles(config),
+        allowed: 'list' in addresses && addresses.count > 0 ? addresses.list : null,
+        maxFrameBytes: config.HL7_MAX_MESSAGE_BYTES,
+        frameTimeoutMs: config.HL7_FRAME_TIMEOUT_MS,
+        log: fastify.log,
+        answer: createAnswerer({
+          log: messages,
+          settings,
+          senders: parseSenders(config.HL7_ALLOWED_SENDERS),
+          logger: fastify.log,
+        }),
+        refuse: (reason, head) => refusal(reason, head, config.HL7_MAX_MESSAGE_BYTES),
+      })
+      // Once the whole app is ready: no message is taken by a service that might still fail to start.
+      fastify.addHook('onReady', async function listen() {
+        feed.port = await listener.start()
+        fastify.log.info(
+          { host: config.HL7_HOST, port: feed.port, tls: config.HL7_TLS_CERT !== '' },
+          'ADT feed listening (MLLP)',
+        )
+      })
+      fastify.addHook('onClose', async function closeListener() {
+        await listener.close()
+      })
+    }
+  },
+  { name: 'hl7', fastify: '5.x', dependencies: ['db', 'retention', 'notification-producer'] },
+)

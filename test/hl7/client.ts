@@ -1,0 +1,85 @@
+import { connect, type Socket } from 'node:net'
+import Client, { type HL7Version, Message, MLLPCodec } from 'node-hl7-client'
+
+/**
+ * A real MLLP client (node-hl7-client, not the listener's code): one connection, messages sent one
+ * at a time, each ACK awaited before the next, as interface engines send.
+ */
+export interface Sender {
+  /** Sends one message and resolves with the ACK's text. */
+  send(text: string): Promise<string>
+  close(): Promise<void>
+}
+
+export async function openSender(port: number, version: HL7Version = '2.5.1', host = '127.0.0.1'): Promise<Sender> {
+  const client = new Client({ host, version })
+  let waiting: ((ack: string) => void) | null = null
+  const connection = client.createConnection(
+    { port, version, waitAck: true, maxConnectionAttempts: 3 },
+    async (res) => {
+      const resolve = waiting
+      waiting = null
+      resolve?.(res.getMessage().toString())
+    },
+  )
+  return {
+    send(text: string) {
+      return new Promise<string>((resolve, reject) => {
+        waiting = resolve
+        connection.sendMessage(new Message({ text })).catch(reject)
+      })
+    },
+    async close() {
+      await connection.close()
+    },
+  }
+}
+
+/** MSA-1 and MSA-2 of an ACK, and its ERR segment if any. */
+export function ackOf(ack: string): { code: string; control: string; text: string; err: string | null } {
+  const segments = ack.split(/\r\n|\r|\n/)
+  const msa = (segments.find((s) => s.startsWith('MSA|')) ?? '').split('|')
+  return {
+    code: msa[1] ?? '',
+    control: msa[2] ?? '',
+    text: msa[3] ?? '',
+    err: segments.find((s) => s.startsWith('ERR|')) ?? null,
+  }
+}
+
+/**
+ * A raw socket for what no client does on purpose: frames split over many writes, several frames
+ * in one write, garbage. ACKs are read with node-hl7-client's MLLP codec.
+ */
+export async function openRawSocket(
+  port: number,
+): Promise<{ socket: Socket; acks: string[]; next(n: number): Promise<string[]> }> {
+  const socket = connect({ port, host: '127.0.0.1' })
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+  socket.setNoDelay(true)
+  const codec = new MLLPCodec()
+  const acks: string[] = []
+  const listeners: (() => void)[] = []
+  socket.on('data', (data: Buffer) => {
+    // The codec keeps a partial frame and hands back each complete one.
+    if (codec.receiveData(data)) {
+      const message = codec.getLastMessage()
+      if (message !== null) acks.push(...message.split('\x1c\r').filter((m) => m !== ''))
+    }
+    for (const listener of listeners.splice(0)) listener()
+  })
+  socket.on('error', () => {})
+  return {
+    socket,
+    acks,
+    next: (n) =>
+      new Promise((resolve) => {
+        const check = () => (acks.length >= n ? resolve(acks.slice(0, n)) : listeners.push(check))
+        check()
+      }),
+  }
+}
+
+export function frame(text: string): Buffer {
+  return Buffer.concat([Buffer.from([0x0b]), Buffer.from(text, 'utf8'), Buffer.from([0x1c, 0x0d])])
+}
