@@ -7,6 +7,7 @@ import feedPlugin from './feed/index.js'
 import { requestSerializer } from './http/log-serializers.js'
 import { productVersion } from './lib/product-files.js'
 import authPlugin from './plugins/auth/index.js'
+import providerPlugin from './plugins/auth/provider.js'
 import backupsPlugin from './plugins/backups.js'
 import closeKeepAlive from './plugins/close-keep-alive.js'
 import dbPlugin from './plugins/db.js'
@@ -125,6 +126,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     keep: opts.config.BACKUP_KEEP,
   })
   await fastify.register(notificationProducer)
+  await fastify.register(providerPlugin, { config: opts.config })
   await fastify.register(feedPlugin, {
     retentionHours: opts.config.FEED_RETENTION_HOURS,
     heartbeatMs: opts.config.FEED_HEARTBEAT_MS,

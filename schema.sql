@@ -444,3 +444,12 @@ UPDATE feed_state SET pruned_through = max(pruned_through, coalesce((
   WHERE resource = 'form-templates' AND action = 'patched' AND (payload ->> '$.facility') IS NOT facility), 0))
 WHERE id = 1;
 DELETE FROM feed_events WHERE seq <= (SELECT pruned_through FROM feed_state WHERE id = 1);
+
+-- migration 13: accounts blocked by an administrator (facility-service account block)
+-- An account named here is refused at once, whatever token it presents: the hospital's provider
+-- disables a leaver only for the tokens it issues next, and a service token outlives that too.
+CREATE TABLE blocked_accounts (
+  account TEXT PRIMARY KEY,
+  blocked_at INTEGER NOT NULL,
+  reason TEXT
+) STRICT;

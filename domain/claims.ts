@@ -1,3 +1,4 @@
+import { parsePairs } from '../lib/pairs.js'
 import { ROLES, type Role } from './principal.js'
 
 /** How the claims of a provider's access token name the account, the role and the facility. */
@@ -95,23 +96,7 @@ function refuse(claim: string, message: string): ClaimOutcome {
   return { ok: false, refusal: { claim, message } }
 }
 
-/**
- * Reads OIDC_ROLE_MAP: `ward-nurse=write,ward-viewer=read,ward-admin=admin`. Throws a message
- * naming the bad entry; a group named twice must map to one role.
- */
+/** Reads OIDC_ROLE_MAP: `ward-nurse=write,ward-viewer=read,ward-admin=admin` (lib/pairs.ts). */
 export function parseRoleMap(text: string): Map<string, Role> {
-  const map = new Map<string, Role>()
-  for (const raw of text.split(',')) {
-    const entry = raw.trim()
-    if (entry === '') continue
-    const at = entry.lastIndexOf('=')
-    const name = at > 0 ? entry.slice(0, at).trim() : ''
-    const role = entry.slice(at + 1).trim()
-    if (name === '' || !(ROLES as readonly string[]).includes(role))
-      throw new Error(`"${entry}" is not provider-role=read|write|admin`)
-    const known = map.get(name)
-    if (known !== undefined && known !== role) throw new Error(`"${name}" is mapped to both ${known} and ${role}`)
-    map.set(name, role as Role)
-  }
-  return map
+  return parsePairs(text, ROLES)
 }

@@ -55,33 +55,35 @@ function expectedSingle(value: unknown): string | undefined {
 }
 
 test('claims of any shape give a principal exactly when account, role and facility are readable', async (t) => {
-  fc.assert(
-    fc.property(claimsShape, fc.boolean(), (raw, allowUnbound) => {
-      const claims = strip(raw)
-      const rules = { ...RULES, allowUnbound }
-      const outcome = principalFromClaims(claims, rules)
-      const account = expectedSingle(claims.preferred_username)
-      const realm = claims.realm_access
-      const roles =
-        typeof realm === 'object' && realm !== null && !Array.isArray(realm)
-          ? (realm as Record<string, unknown>).roles
-          : undefined
-      const role = expectedRole(roles)
-      const facility = expectedSingle(claims.facility)
-      const unbound = claims.facility === undefined && allowUnbound
-      if (account === undefined) {
-        return !outcome.ok && outcome.refusal.claim === 'preferred_username'
-      }
-      if (role === null) return !outcome.ok && outcome.refusal.claim === 'realm_access.roles'
-      if (facility === undefined && !unbound) return !outcome.ok && outcome.refusal.claim === 'facility'
-      return (
-        outcome.ok &&
-        outcome.principal.account === account &&
-        outcome.principal.role === role &&
-        outcome.principal.facility === (facility ?? null)
-      )
-    }),
-    { numRuns: propertyRuns(500) },
+  t.doesNotThrow(() =>
+    fc.assert(
+      fc.property(claimsShape, fc.boolean(), (raw, allowUnbound) => {
+        const claims = strip(raw)
+        const rules = { ...RULES, allowUnbound }
+        const outcome = principalFromClaims(claims, rules)
+        const account = expectedSingle(claims.preferred_username)
+        const realm = claims.realm_access
+        const roles =
+          typeof realm === 'object' && realm !== null && !Array.isArray(realm)
+            ? (realm as Record<string, unknown>).roles
+            : undefined
+        const role = expectedRole(roles)
+        const facility = expectedSingle(claims.facility)
+        const unbound = claims.facility === undefined && allowUnbound
+        if (account === undefined) {
+          return !outcome.ok && outcome.refusal.claim === 'preferred_username'
+        }
+        if (role === null) return !outcome.ok && outcome.refusal.claim === 'realm_access.roles'
+        if (facility === undefined && !unbound) return !outcome.ok && outcome.refusal.claim === 'facility'
+        return (
+          outcome.ok &&
+          outcome.principal.account === account &&
+          outcome.principal.role === role &&
+          outcome.principal.facility === (facility ?? null)
+        )
+      }),
+      { numRuns: propertyRuns(500) },
+    ),
   )
 })
 
@@ -132,7 +134,7 @@ test('the role map is read strictly', async (t) => {
       ['/ward/nurses', 'write'],
     ],
   )
-  t.throws(() => parseRoleMap('a=root'), /"a=root" is not provider-role=read\|write\|admin/)
-  t.throws(() => parseRoleMap('=read'), /not provider-role/)
+  t.throws(() => parseRoleMap('a=root'), /"a=root" is not name=read\|write\|admin/)
+  t.throws(() => parseRoleMap('=read'), /is not name=/)
   t.throws(() => parseRoleMap('a=read,a=admin'), /mapped to both read and admin/)
 })
