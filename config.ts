@@ -187,6 +187,13 @@ export const ConfigSchema = Type.Object({
     default: 30,
     description: "how far the provider's clock may be from this machine's when `exp` and `nbf` are checked",
   }),
+  OIDC_KEY_COOLDOWN_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 3600,
+    default: 30,
+    description:
+      "the least time between two fetches of the provider's keys asked for by tokens (an unknown kid, no keys yet)",
+  }),
   OIDC_ACCOUNT_CLAIM: Type.String({ minLength: 1, default: 'sub', description: 'the claim naming the account' }),
   OIDC_ROLE_CLAIM: Type.String({
     minLength: 1,

@@ -14,8 +14,6 @@ declare module 'fastify' {
 
 export interface ProviderPluginOptions {
   config: Config
-  /** For tests: how long between two fetches of the keys asked for by tokens. */
-  keyCooldownMs?: number
 }
 
 /**
@@ -33,7 +31,7 @@ export default fp<ProviderPluginOptions>(
     const keys = new ProviderKeys({
       issuer: config.OIDC_ISSUER,
       file: config.OIDC_JWKS_FILE,
-      cooldownMs: opts.keyCooldownMs,
+      cooldownMs: config.OIDC_KEY_COOLDOWN_SECONDS * 1000,
     })
     const tokens = createProviderTokens(keys, {
       issuer: config.OIDC_ISSUER,

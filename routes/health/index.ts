@@ -34,11 +34,28 @@ const ReplicationHealth = Type.Object(
       'continuous replication (only with REPLICA_URL set); failing replication does not make the service unhealthy',
   },
 )
+const ProviderHealth = Type.Object(
+  {
+    keys: Type.Integer({ description: "the provider's keys held; 0: provider tokens are refused (503), service tokens work" }),
+    loadedAt: Type.Optional(Timestamp),
+    failing: Type.Optional(
+      Type.Object({
+        since: Timestamp,
+        message: Type.String({ description: 'why the keys could not be fetched (the provider unreachable ...)' }),
+      }),
+    ),
+  },
+  {
+    description:
+      "the identity provider's keys (only with OIDC_ISSUER set); keys kept from an earlier fetch go on working while it fails",
+  },
+)
 const Health = Type.Object({
   status: Type.Literal('ok'),
   database: Type.Literal('ok'),
   backups: Type.Optional(BackupHealth),
   replication: Type.Optional(ReplicationHealth),
+  identityProvider: Type.Optional(ProviderHealth),
 })
 /** A sync of the WAL waiting longer than this makes /health unhealthy. */
 export const SYNC_STALL_MS = 5000
@@ -79,6 +96,15 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
     return { replication }
   }
 
+  function providerHealth(): { identityProvider?: Static<typeof ProviderHealth> } {
+    const status = fastify.providerTokens?.status()
+    if (status === undefined) return {}
+    const identityProvider: Static<typeof ProviderHealth> = { keys: status.keys }
+    if (status.loadedAt !== null) identityProvider.loadedAt = status.loadedAt
+    if (status.failing !== null) identityProvider.failing = { ...status.failing }
+    return { identityProvider }
+  }
+
   fastify.get(
     '/health',
     {
@@ -111,7 +137,13 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
           since: syncSince,
         })
       if (condition === null)
-        return { status: 'ok' as const, database: 'ok' as const, ...backupHealth(), ...replicationHealth() }
+        return {
+          status: 'ok' as const,
+          database: 'ok' as const,
+          ...backupHealth(),
+          ...replicationHealth(),
+          ...providerHealth(),
+        }
       return reply.code(503).send({
         status: 'unavailable' as const,
         database: condition.fault,
