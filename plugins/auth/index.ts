@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ForbiddenFacilityError } from '../../domain/errors.js'
 import type { Principal, Role } from '../../domain/principal.js'
+import { errorBody } from '../errors.js'
 import type { ProviderTokens } from './provider-tokens.js'
 import { AuthThrottle } from './throttle.js'
 
@@ -92,9 +93,14 @@ export default fp<AuthPluginOptions>(
       // token without a mapped role (403), or no provider keys yet (503), is no one guessing.
       const status = (error as { statusCode?: number }).statusCode
       if (status === 403 || status === 503) {
-        if (status === 503) reply.header('retry-after', '30')
         request.log.info('refused: %s', error.message)
-        return done(error)
+        if (status === 403) return done(error)
+        // Sent here: the error handler hides every 5xx as an internal error, and this one is not.
+        const code = (error as { code?: string }).code
+        return reply
+          .code(503)
+          .header('retry-after', '30')
+          .send(errorBody(503, error.message, code))
       }
       const keys = [`address ${request.ip}`]
       if (request.wrongSecretFor !== null) keys.push(`token ${request.wrongSecretFor}`)

@@ -36,7 +36,9 @@ const ReplicationHealth = Type.Object(
 )
 const ProviderHealth = Type.Object(
   {
-    keys: Type.Integer({ description: "the provider's keys held; 0: provider tokens are refused (503), service tokens work" }),
+    keys: Type.Integer({
+      description: "the provider's keys held; 0: provider tokens are refused (503), service tokens work",
+    }),
     loadedAt: Type.Optional(Timestamp),
     failing: Type.Optional(
       Type.Object({
