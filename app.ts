@@ -99,7 +99,9 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(jsonBody)
   await fastify.register(lingeringClose)
   await fastify.register(closeKeepAlive)
-  await fastify.register(securityHeaders)
+  await fastify.register(securityHeaders, {
+    signInOrigin: opts.config.OIDC_BOARD_CLIENT_ID === '' ? undefined : new URL(opts.config.OIDC_ISSUER).origin,
+  })
   await fastify.register(eventsPlugin)
   // Before the database, so that it closes after it: Litestream's final sync comes last.
   await fastify.register(replicationPlugin, {

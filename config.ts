@@ -218,6 +218,12 @@ export const ConfigSchema = Type.Object({
     description:
       "the bed board's public client at the provider (sign-in with PKCE); empty: the board asks for a pasted token",
   }),
+  OIDC_BOARD_SCOPE: Type.String({
+    minLength: 1,
+    default: 'openid',
+    description:
+      "the scope the board asks for: whatever makes the provider issue a token for the ward's API (Entra ID: `openid api://<ward-api>/.default`)",
+  }),
   OIDC_TOKEN_MEMORY: Type.Integer({
     minimum: 0,
     maximum: 1_000_000,
@@ -284,6 +290,7 @@ function signInProblems(config: Config): [string, string][] {
       if (config[key] !== '') problems.push([key, 'is only read with OIDC_ISSUER set'])
     return problems
   }
+  if (!URL.canParse(config.OIDC_ISSUER)) problems.push(['OIDC_ISSUER', 'is not a URL'])
   if (config.OIDC_AUDIENCE === '')
     problems.push(['OIDC_AUDIENCE', 'is required with OIDC_ISSUER: a token issued for another API must be refused'])
   if (config.OIDC_ROLE_MAP === '') problems.push(['OIDC_ROLE_MAP', 'is required with OIDC_ISSUER'])

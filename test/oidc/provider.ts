@@ -79,6 +79,8 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Test
       },
     ],
     pkce: { required: () => true },
+    // The board renews its token with a refresh token (kept in its memory, like the access token).
+    issueRefreshToken: (_ctx: unknown, client: { clientId: string }) => client.clientId === BOARD_CLIENT,
     ttl: { AccessToken: options.accessTokenTtl ?? 300, ClientCredentials: options.accessTokenTtl ?? 300 },
     features: {
       devInteractions: { enabled: true },
