@@ -113,12 +113,20 @@ async function badTokens(provider: TestProvider): Promise<[string, string, RegEx
 t.test('refused provider tokens: 401 with WWW-Authenticate: Bearer, and a reason', async (t) => {
   const provider = await startTestProvider(t)
   const { app } = await buildOidcApp(t, provider, { OIDC_KEY_COOLDOWN_SECONDS: 0 })
+  // A good token first, so it is remembered: a forgery made from it (same signature, other
+  // payload) must not be taken for it.
+  const first = await personToken(provider, 'mallory', ['ward-admin'], 'A')
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(first) })).statusCode, 200)
   for (const [name, token, reason] of await badTokens(provider)) {
     const res = await app.inject({ url: '/ward-occupants', headers: bearer(token) })
     t.equal(res.statusCode, 401, `${name}: 401 (${res.body})`)
     t.match(res.headers['www-authenticate'], /^Bearer/, `${name}: WWW-Authenticate`)
     t.match(res.json(), { code: 'TOKEN_REJECTED', message: reason }, `${name}: says why`)
   }
+  const [head, body, signature] = first.split('.') as [string, string, string]
+  const moved = { ...JSON.parse(Buffer.from(body, 'base64url').toString()), facility: 'B' }
+  const forged = await app.inject({ url: '/ward-occupants', headers: bearer(`${head}.${b64(moved)}.${signature}`) })
+  t.equal(forged.statusCode, 401, 'the payload of a remembered token changed: refused')
   // The same good token is accepted, so the refusals above are the checks', not a broken setup.
   const good = await personToken(provider, 'ann', ['ward-admin'], 'A')
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(good) })).statusCode, 200)
