@@ -8,6 +8,7 @@ import hl7Plugin from './hl7/index.js'
 import { requestSerializer } from './http/log-serializers.js'
 import { productVersion } from './lib/product-files.js'
 import authPlugin from './plugins/auth/index.js'
+import providerPlugin from './plugins/auth/provider.js'
 import backupsPlugin from './plugins/backups.js'
 import closeKeepAlive from './plugins/close-keep-alive.js'
 import dbPlugin from './plugins/db.js'
@@ -100,7 +101,9 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(jsonBody)
   await fastify.register(lingeringClose)
   await fastify.register(closeKeepAlive)
-  await fastify.register(securityHeaders)
+  await fastify.register(securityHeaders, {
+    signInOrigin: opts.config.OIDC_BOARD_CLIENT_ID === '' ? undefined : new URL(opts.config.OIDC_ISSUER).origin,
+  })
   await fastify.register(eventsPlugin)
   // Before the database, so that it closes after it: Litestream's final sync comes last.
   await fastify.register(replicationPlugin, {
@@ -127,6 +130,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     keep: opts.config.BACKUP_KEEP,
   })
   await fastify.register(notificationProducer)
+  await fastify.register(providerPlugin, { config: opts.config })
   await fastify.register(feedPlugin, {
     retentionHours: opts.config.FEED_RETENTION_HOURS,
     heartbeatMs: opts.config.FEED_HEARTBEAT_MS,

@@ -2,6 +2,7 @@ import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { isKnownTimeZone, isLoopbackHost, parseAddressList } from './lib/hl7-network.js'
 import { parseReplicaUrl, shownReplicaUrl } from './lib/replica-url.js'
+import { SIGN_IN_SETTINGS, type SignInSettings, signInProblems } from './lib/sign-in-settings.js'
 import { readTrustProxy } from './lib/trust-proxy.js'
 
 // ---- The ADT feed (HL7 v2 over MLLP, hl7/ and docs/ADT.md): its settings and their checks. ----
@@ -236,6 +237,8 @@ export const ConfigSchema = Type.Object({
     description:
       'memory for ward occupant list pages remembered until the database next changes (a bed board polls the same lists); 0 turns it off',
   }),
+  // Sign-in with the hospital's identity provider (docs/SIGN-IN.md): lib/sign-in-settings.ts.
+  ...SIGN_IN_SETTINGS,
   BACKUP_DIR: Type.String({
     default: '',
     description:
@@ -324,6 +327,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if ('problem' in trustProxy) problems.push(['TRUST_PROXY', trustProxy.problem])
   if (problems.length === 0)
     problems.push(...replicationProblems(converted as Config), ...hl7Problems(converted as Config))
+  if (problems.length === 0) problems.push(...signInProblems(converted as Config & SignInSettings))
   if (problems.length > 0) {
     const lines = problems.map(([key, message]) => {
       const raw = env[key]

@@ -475,3 +475,12 @@ CREATE TABLE hl7_messages (
 CREATE INDEX hl7_messages_encounter_applied ON hl7_messages (encounter, event_at) WHERE status = 'applied';
 CREATE INDEX hl7_messages_status ON hl7_messages (status, facility, received_at);
 CREATE INDEX hl7_messages_raw_kept ON hl7_messages (received_at) WHERE raw IS NOT NULL;
+
+-- migration 14: accounts blocked by an administrator (facility-service account block)
+-- An account named here is refused at once, whatever token it presents: the hospital's provider
+-- disables a leaver only for the tokens it issues next, and a service token outlives that too.
+CREATE TABLE blocked_accounts (
+  account TEXT PRIMARY KEY,
+  blocked_at INTEGER NOT NULL,
+  reason TEXT
+) STRICT;

@@ -9,6 +9,7 @@ import { runFanout } from './feed/fanout.js'
 import { load, probe } from './load.js'
 import { seedPeer } from './peer/seed.js'
 import { startBare, startPeer, startService } from './processes.js'
+import { providerNote, providerTokens } from './provider-tokens.js'
 import { machine, printTable, writeReport } from './report.js'
 import { formTemplateBody, scenarios } from './scenarios.js'
 import { FACILITIES, facilityName, seedDatabase } from './seed.js'
@@ -22,7 +23,7 @@ const HELP = `npm run bench -- [options]
   --duration S         seconds per scenario (default 10)
   --warmup S           warm-up seconds before each scenario (default 3)
   --connections N      concurrent connections (default 50)
-  --only a,b           run only these scenarios (get, list, list-bed, create, patch, ft-create, ft-get,
+  --only a,b           run only these scenarios (get, get-oidc, list, list-bed, create, patch, ft-create, ft-get,
                        notifications, notif-unseen, notif-count, notif-seen, render, fanout, adt)
   --fanout-streams N   open event streams in the live feed's fan-out (default 1000)
   --fanout-rates a,b   changes per second to measure the fan-out at (default 10,20,40,50)
@@ -98,7 +99,7 @@ async function measureBare() {
 }
 
 /** Seeds a database and starts the service on it; the caller stops it. */
-async function prepareService(occupants, name, patchPool = 0, notifications = options.notifications) {
+async function prepareService(occupants, name, patchPool = 0, notifications = options.notifications, env = {}) {
   const database = join(workdir, `${name}.db`)
   log(`seeding ${occupants} ward occupants (+${patchPool} to discharge), ${notifications} notifications`)
   const seeded = await seedDatabase(database, { occupants, notifications, patchPool })
@@ -107,7 +108,7 @@ async function prepareService(occupants, name, patchPool = 0, notifications = op
   )
   if (seeded.notifications.skipped) log(`  notifications: ${seeded.notifications.skipped}`)
   const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []
-  const service = await startService({ database, logLevel: options.logLevel, nodeArgs, echo: args.verbose })
+  const service = await startService({ database, logLevel: options.logLevel, nodeArgs, env, echo: args.verbose })
   return { service, seeded, database }
 }
 
@@ -168,13 +169,25 @@ async function main() {
   log('bare route (limit of the stack)')
   const bareBefore = await measureBare()
 
-  const { service, seeded, database } = await prepareService(options.occupants, 'main', options.patchPool)
+  // The main service also accepts provider tokens (sign-in, issue 39): get-oidc compares with get.
+  const provider = await providerTokens(
+    workdir,
+    Array.from({ length: FACILITIES }, (_, f) => facilityName(f)),
+  )
+  const { service, seeded, database } = await prepareService(
+    options.occupants,
+    'main',
+    options.patchPool,
+    options.notifications,
+    provider.env,
+  )
   // Two seconds after /health first answered, before any scenario: what a ward server holds waiting.
   await sleep(2000)
   const idleRss = service.rssNow()
   log(`server RSS idle after start: ${(idleRss / 2 ** 20).toFixed(0)} MB`)
   const ctx = {
     tokens: seeded.tokens,
+    providerTokens: provider.tokens,
     sample: seeded.sample,
     toMark: seeded.notifications.toMark,
     runId,
@@ -251,10 +264,11 @@ async function main() {
     notes: [
       `form templates: ${templateNote}`,
       ...seededNotes(seeded),
+      providerNote(results),
       ...(adt ?? []).map(
         (r) => `${r.title}: ${r.perSecond.toFixed(0)}/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
       ),
-    ],
+    ].filter(Boolean),
   }
   printTable(report)
   if (!args['no-write']) writeReport(report)

@@ -57,6 +57,19 @@ export function scenarios(ctx) {
       },
     },
     {
+      key: 'get-oidc',
+      title: 'get ward occupant by id, provider token',
+      target: 0.75,
+      needs: () => (ctx.providerTokens ? null : 'no provider tokens'),
+      make() {
+        const next = cycle(ctx.sample)
+        return () => {
+          const { id, facility } = next()
+          return { method: 'GET', path: `/ward-occupants/${id}`, headers: auth(ctx.providerTokens[facility]) }
+        }
+      },
+    },
+    {
       key: 'list',
       title: 'list 50 active occupants of a facility',
       target: 0.15,

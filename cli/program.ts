@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { productVersion } from '../lib/product-files.js'
+import { addAccountCommand } from './commands/account.js'
 import { addAuditCommand } from './commands/audit.js'
 import { addBackupCommand } from './commands/backup.js'
 import { addBedsCommand } from './commands/beds.js'
@@ -32,6 +33,7 @@ export function buildProgram(io: CliIo): Command {
   // In the order `--help` lists them.
   addServeCommand(program)
   addTokenCommand(program, io)
+  addAccountCommand(program, io)
   addBackupCommand(program, io)
   addRestoreCommand(program, io)
   addAuditCommand(program, io)

@@ -1,5 +1,4 @@
 import type { FeedLog } from '../db/repositories/feed.js'
-import type { TokenInfo } from '../db/repositories/tokens.js'
 import type { Principal } from '../domain/principal.js'
 import { tokenRefusal } from '../domain/principal.js'
 import type { FeedStream } from './stream.js'
@@ -208,7 +207,10 @@ export class FeedHub {
   }
 
   /** Ends the streams whose token is no longer valid (revoked, expired, or gone). */
-  checkTokens(lookup: (tokenId: string) => TokenInfo | undefined, now = Date.now()): void {
+  checkTokens(
+    lookup: (tokenId: string) => { expiresAt: number | null; revokedAt: number | null } | undefined,
+    now = Date.now(),
+  ): void {
     const valid = new Map<string, boolean>()
     for (const stream of this.streams) {
       const id = stream.viewer.tokenId

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import type { FeedLog } from '../db/repositories/feed.js'
 import type { Principal } from '../domain/principal.js'
 import { tokenRefusal } from '../domain/principal.js'
+import { PROVIDER_TOKEN_PREFIX } from '../plugins/auth/provider-tokens.js'
 import { FeedHub } from './hub.js'
 import { StreamTickets } from './tickets.js'
 
@@ -42,6 +43,8 @@ const fastifySSE = sseModule as unknown as FastifyPluginAsync<SSEPluginOptions>
 
 const TOKEN_CHECK_MS = 1000
 
+type Validity = Principal & { expiresAt: number | null; revokedAt: number | null }
+
 /**
  * The live feed (docs/EVENTS.md): the log of changes, the hub that pushes them to open streams,
  * and stream tickets for browsers. Routes are in routes/events.
@@ -60,9 +63,22 @@ export default fp<FeedOptions>(
     )
     const tickets = new StreamTickets()
 
+    // A ticket or a stream names a token id: a service token's, or a provider account's (oidc:...),
+    // valid while one of that person's tokens is. A blocked account counts as revoked either way.
+    function lookup(tokenId: string): Validity | undefined {
+      const now = Date.now()
+      let found: Validity | undefined
+      if (tokenId.startsWith(PROVIDER_TOKEN_PREFIX)) {
+        const session = fastify.providerTokens?.session(tokenId, now)
+        if (session) found = { ...session.principal, expiresAt: session.expiresAt, revokedAt: null }
+      } else found = fastify.tokens.get(tokenId)
+      if (found && fastify.repos.blockedAccounts.isBlocked(found.account)) return { ...found, revokedAt: now }
+      return found
+    }
+
     function peekTicket(ticket: string): Principal | null {
       const tokenId = tickets.peek(ticket)
-      const info = tokenId === null ? undefined : fastify.tokens.get(tokenId)
+      const info = tokenId === null ? undefined : lookup(tokenId)
       if (!info || tokenRefusal(info, Date.now()) !== null) return null
       return { tokenId: info.tokenId, account: info.account, role: info.role, facility: info.facility }
     }
@@ -72,7 +88,7 @@ export default fp<FeedOptions>(
       setInterval(() => hub.pumpSafely(), opts.pollMs),
       setInterval(() => {
         try {
-          hub.checkTokens((id) => fastify.tokens.get(id))
+          hub.checkTokens(lookup)
         } catch (error) {
           fastify.storage.report(error)
         }
@@ -95,5 +111,5 @@ export default fp<FeedOptions>(
       done()
     })
   },
-  { name: 'feed', fastify: '5.x', dependencies: ['db', 'retention'] },
+  { name: 'feed', fastify: '5.x', dependencies: ['db', 'retention', 'provider-tokens'] },
 )

@@ -6,6 +6,7 @@ import { type Checkpointer, createCheckpointer } from '../db/checkpointer.js'
 import { describeCopy, openDatabase } from '../db/connection.js'
 import { type AuditLog, createAuditLog } from '../db/repositories/audit.js'
 import { createBedRepository } from '../db/repositories/beds.js'
+import { createBlockedAccounts } from '../db/repositories/blocked-accounts.js'
 import { createFeedLog } from '../db/repositories/feed.js'
 import { createFormTemplateRepository } from '../db/repositories/form-templates.js'
 import { createIdempotencyKeys } from '../db/repositories/idempotency-keys.js'
@@ -136,6 +137,7 @@ function createRepositories(
     formTemplates: createFormTemplateRepository(db, { audit, feed, writes }),
     notifications: createNotificationRepository(db, { feed, writes, pageCacheBytes: opts.pageCacheBytes }),
     readLog: createReadLog(db),
+    blockedAccounts: createBlockedAccounts(db),
     idempotencyKeys: createIdempotencyKeys(db),
   }
 }

@@ -126,9 +126,26 @@ export const HEADER_SETS = {
   hsts: securityHeaderValues().set.find(([name]) => name === HSTS) as [string, string],
 }
 
-export default fp(
-  async function securityHeaders(fastify) {
+export interface SecurityHeadersOptions {
+  /**
+   * The identity provider's origin, when the bed board signs in with it (OIDC_BOARD_CLIENT_ID):
+   * the board's script reads the provider's discovery document and trades its code for a token
+   * there, so the page policy lets it connect to that one origin too.
+   */
+  signInOrigin?: string
+}
+
+export default fp<SecurityHeadersOptions>(
+  async function securityHeaders(fastify, opts) {
     const { api, hsts } = HEADER_SETS
+    const origin = opts.signInOrigin
+    const sets = {
+      ...HEADER_SETS,
+      page:
+        origin === undefined
+          ? HEADER_SETS.page
+          : htmlHeaders({ directives: { ...PAGE_POLICY.directives, connectSrc: ["'self'", origin] } }),
+    }
     // Set before the route runs, so answers that bypass onSend (the event stream) have them too.
     fastify.addHook('onRequest', function setApiHeaders(request, reply, done) {
       const raw = reply.raw
@@ -140,7 +157,7 @@ export default fp(
     fastify.addHook('onSend', function setPageHeaders(request: FastifyRequest, reply: FastifyReply, payload, done) {
       const type = reply.getHeader('content-type')
       if (typeof type === 'string' && type.startsWith('text/html')) {
-        const set = HEADER_SETS[request.routeOptions.config.securityHeaders ?? 'page']
+        const set = sets[request.routeOptions.config.securityHeaders ?? 'page']
         for (const [name, value] of set) reply.raw.setHeader(name, value)
       }
       done(null, payload)

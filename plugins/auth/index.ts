@@ -4,6 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ForbiddenFacilityError } from '../../domain/errors.js'
 import type { Principal, Role } from '../../domain/principal.js'
+import { errorBody } from '../errors.js'
+import type { ProviderTokens } from './provider-tokens.js'
 import { AuthThrottle } from './throttle.js'
 
 declare module 'fastify' {
@@ -47,6 +49,10 @@ const REJECTIONS = {
   revoked: 'the bearer token has been revoked',
 } as const
 
+const ClaimRefusedError = createError('CLAIM_REFUSED', '%s', 403)
+const KeysUnavailableError = createError('PROVIDER_KEYS_UNAVAILABLE', '%s; service tokens still work', 503)
+const AccountBlockedError = createError('ACCOUNT_BLOCKED', 'the account %s is blocked on this service', 401)
+
 const TicketWithTokenError = createError(
   'TICKET_WITH_TOKEN',
   'send either a stream ticket or a bearer token, not both',
@@ -83,6 +89,19 @@ export default fp<AuthPluginOptions>(
     fastify.decorateRequest('streamTicket', null)
 
     function refuse(request: FastifyRequest, reply: FastifyReply, error: Error, done: (error: Error) => void) {
+      // Only a token that is not valid counts as a failed authentication: an authentic provider
+      // token without a mapped role (403), or no provider keys yet (503), is no one guessing.
+      const status = (error as { statusCode?: number }).statusCode
+      if (status === 403 || status === 503) {
+        request.log.info('refused: %s', error.message)
+        if (status === 403) return done(error)
+        // Sent here: the error handler hides every 5xx as an internal error, and this one is not.
+        const code = (error as { code?: string }).code
+        return reply
+          .code(503)
+          .header('retry-after', '30')
+          .send(errorBody(503, error.message, code))
+      }
       const keys = [`address ${request.ip}`]
       if (request.wrongSecretFor !== null) keys.push(`token ${request.wrongSecretFor}`)
       const wait = throttle.retryAfter(keys)
@@ -99,6 +118,23 @@ export default fp<AuthPluginOptions>(
       done(error)
     }
 
+    const provider = fastify.providerTokens
+    const blocked = fastify.repos.blockedAccounts
+
+    function accept(request: FastifyRequest, principal: Principal): true {
+      if (blocked.isBlocked(principal.account)) throw new AccountBlockedError(principal.account)
+      request.principal = principal
+      return true
+    }
+
+    async function checkProviderToken(tokens: ProviderTokens, token: string, request: FastifyRequest) {
+      const result = await tokens.check(token)
+      if (result.ok) return accept(request, result.principal)
+      if (result.status === 403) throw new ClaimRefusedError(result.message)
+      if (result.status === 503) throw new KeysUnavailableError(result.message)
+      throw new TokenRejectedError(result.message)
+    }
+
     await fastify.register(bearerAuth, {
       addHook: false,
       keys: [],
@@ -108,13 +144,14 @@ export default fp<AuthPluginOptions>(
       // line (one per failure, throttled or not) is kept for tracing only.
       verifyErrorLogLevel: 'trace',
       auth(token: string, request: FastifyRequest) {
+        // Service tokens always start with fs_; anything else is the provider's, when there is one.
+        if (provider !== null && !token.startsWith('fs_')) return checkProviderToken(provider, token, request)
         const result = fastify.tokens.check(token)
         if (!result.ok) {
           if (result.wrongSecretFor !== undefined) request.wrongSecretFor = result.wrongSecretFor
           throw new TokenRejectedError(REJECTIONS[result.reason])
         }
-        request.principal = result.principal
-        return true
+        return accept(request, result.principal)
       },
     })
 
@@ -143,7 +180,7 @@ export default fp<AuthPluginOptions>(
       })
     })
   },
-  { name: 'auth', fastify: '5.x', dependencies: ['db'] },
+  { name: 'auth', fastify: '5.x', dependencies: ['db', 'provider-tokens'] },
 )
 
 /**

@@ -1,12 +1,14 @@
 // The session (token and facility, this tab only) and calls to the service with the token.
+import { forgetSignIn, providerToken } from './sign-in.js'
 
 const TOKEN = 'bed-board.token'
 const FACILITY = 'bed-board.facility'
 const PRIVACY = 'bed-board.privacy'
 
 export const session = {
+  /** A token from the provider (in memory only) or, for a screen with no person, a pasted one. */
   get token() {
-    return sessionStorage.getItem(TOKEN)
+    return providerToken() ?? sessionStorage.getItem(TOKEN)
   },
   get facility() {
     return sessionStorage.getItem(FACILITY) || null
@@ -23,7 +25,14 @@ export const session = {
     if (facility) sessionStorage.setItem(FACILITY, facility)
     else sessionStorage.removeItem(FACILITY)
   },
+  /** Signed in with the provider: only the facility is kept in the tab, the token in memory. */
+  signedInWithProvider(facility) {
+    sessionStorage.removeItem(TOKEN)
+    if (facility) sessionStorage.setItem(FACILITY, facility)
+    else sessionStorage.removeItem(FACILITY)
+  },
   signOut() {
+    forgetSignIn()
     sessionStorage.removeItem(TOKEN)
     sessionStorage.removeItem(FACILITY)
   },

@@ -4,6 +4,7 @@ import { BedBoard } from './beds.js'
 import { connectFeed } from './feed.js'
 import { startOfToday } from './format.js'
 import { UnreadNotifications } from './notifications.js'
+import { beginSignIn, finishSignIn, loadSignIn } from './sign-in.js'
 
 const $ = (id) => document.getElementById(id)
 
@@ -168,5 +169,20 @@ setInterval(() => {
   }
 }, 15_000)
 
-if (session.token) start()
-else show(false)
+$('provider-signin').addEventListener('click', () => {
+  beginSignIn($('facility').value.trim()).catch(problem)
+})
+
+async function boot() {
+  try {
+    $('provider').hidden = !(await loadSignIn(() => {}))
+    const facilityAsked = await finishSignIn()
+    if (facilityAsked !== undefined) session.signedInWithProvider(facilityAsked)
+  } catch (error) {
+    show(false)
+    return problem(error)
+  }
+  if (session.token) start()
+  else show(false)
+}
+boot()

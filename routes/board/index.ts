@@ -30,6 +30,23 @@ const boardRoutes: FastifyPluginAsyncTypebox = async function boardRoutes(fastif
     return reply.sendFile('index.html')
   })
 
+  // What the page needs to sign in with the hospital's provider; no secret (the board is a public
+  // client, PKCE stands in for a secret). Without OIDC_BOARD_CLIENT_ID it offers the pasted token only.
+  const config = fastify.config
+  const signIn =
+    config.OIDC_BOARD_CLIENT_ID === ''
+      ? { provider: null }
+      : {
+          provider: {
+            issuer: config.OIDC_ISSUER,
+            clientId: config.OIDC_BOARD_CLIENT_ID,
+            scope: config.OIDC_BOARD_SCOPE,
+          },
+        }
+  fastify.get('/board/sign-in', { schema: { hide: true } }, function boardSignIn(_request, reply) {
+    return reply.header('cache-control', 'no-cache').send(signIn)
+  })
+
   // The address people type with a slash: one page, one address (its assets are linked absolutely,
   // so serving it here would work too, but a bookmark should not depend on that).
   fastify.get('/board/', { schema: { hide: true } }, function boardWithSlash(request, reply) {

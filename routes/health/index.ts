@@ -47,12 +47,31 @@ const Hl7Health = Type.Object(
       'the ADT feed (only with HL7_PORT set or messages parked); parked messages do not make the service unhealthy',
   },
 )
+const ProviderHealth = Type.Object(
+  {
+    keys: Type.Integer({
+      description: "the provider's keys held; 0: provider tokens are refused (503), service tokens work",
+    }),
+    loadedAt: Type.Optional(Timestamp),
+    failing: Type.Optional(
+      Type.Object({
+        since: Timestamp,
+        message: Type.String({ description: 'why the keys could not be fetched (the provider unreachable ...)' }),
+      }),
+    ),
+  },
+  {
+    description:
+      "the identity provider's keys (only with OIDC_ISSUER set); keys kept from an earlier fetch go on working while it fails",
+  },
+)
 const Health = Type.Object({
   status: Type.Literal('ok'),
   database: Type.Literal('ok'),
   hl7: Type.Optional(Hl7Health),
   backups: Type.Optional(BackupHealth),
   replication: Type.Optional(ReplicationHealth),
+  identityProvider: Type.Optional(ProviderHealth),
 })
 const CheckOk = Type.Object(
   { ok: Type.Boolean({ description: 'the check passes (details: with an admin token)' }) },
@@ -67,6 +86,7 @@ const PublicHealth = Type.Object(
     hl7: Type.Optional(Hl7Health),
     backups: Type.Optional(CheckOk),
     replication: Type.Optional(CheckOk),
+    identityProvider: Type.Optional(CheckOk),
   },
   // Closed, and first in the union below: the serializer takes the first shape an answer fits.
   { description: 'without an admin token: the status only', additionalProperties: false },
@@ -86,13 +106,15 @@ type Detailed = Static<typeof Health>
 
 /** The answer without its details: whether each check passes. */
 function statusOnly(health: Detailed): Static<typeof PublicHealth> {
-  const { status, database, hl7, backups, replication } = health
+  const { status, database, hl7, backups, replication, identityProvider } = health
   return {
     status,
     database,
     ...(hl7 ? { hl7 } : {}),
     ...(backups ? { backups: { ok: backups.failing === undefined } } : {}),
     ...(replication ? { replication: { ok: replication.running && replication.failing === undefined } } : {}),
+    // Keys kept from an earlier fetch still verify tokens: ok while any are held.
+    ...(identityProvider ? { identityProvider: { ok: identityProvider.keys > 0 } } : {}),
   }
 }
 
@@ -144,6 +166,15 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
     return listening || parked > 0 ? { hl7: { listening, parked } } : {}
   }
 
+  function providerHealth(): { identityProvider?: Static<typeof ProviderHealth> } {
+    const status = fastify.providerTokens?.status()
+    if (status === undefined) return {}
+    const identityProvider: Static<typeof ProviderHealth> = { keys: status.keys }
+    if (status.loadedAt !== null) identityProvider.loadedAt = status.loadedAt
+    if (status.failing !== null) identityProvider.failing = { ...status.failing }
+    return { identityProvider }
+  }
+
   fastify.get(
     '/health',
     {
@@ -174,6 +205,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
         ...hl7Health(),
         ...backupHealth(),
         ...replicationHealth(),
+        ...providerHealth(),
       }
       return detailed ? answer : statusOnly(answer)
     },

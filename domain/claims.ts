@@ -1,0 +1,102 @@
+import { parsePairs } from '../lib/pairs.js'
+import { ROLES, type Role } from './principal.js'
+
+/** How the claims of a provider's access token name the account, the role and the facility. */
+export interface ClaimRules {
+  /** The claim (a path) that names the account, e.g. `sub` or `preferred_username`. */
+  accountClaim: string
+  /** The path to the provider's roles or groups, e.g. `realm_access.roles` (Keycloak) or `roles` (Entra ID). */
+  roleClaim: string
+  /** Provider role or group → the service's role. */
+  roleMap: ReadonlyMap<string, Role>
+  /** The claim (a path) that names the facility the person works in. */
+  facilityClaim: string
+  /** A token without a facility works across facilities instead of being refused. */
+  allowUnbound: boolean
+}
+
+export interface ClaimedPrincipal {
+  account: string
+  role: Role
+  facility: string | null
+}
+
+/** Why an authentic token still gives no principal: a claim is missing or maps to nothing. */
+export type ClaimRefusal = { claim: string; message: string }
+
+export type ClaimOutcome = { ok: true; principal: ClaimedPrincipal } | { ok: false; refusal: ClaimRefusal }
+
+const RANK: Record<Role, number> = { read: 0, write: 1, admin: 2 }
+
+/**
+ * The value at a path of dot-separated names. A claim whose own name has dots (some providers
+ * use URLs as claim names) is found too: the whole path is tried as one name first.
+ */
+export function claimAt(claims: unknown, path: string): unknown {
+  if (typeof claims !== 'object' || claims === null) return undefined
+  if (Object.hasOwn(claims, path)) return (claims as Record<string, unknown>)[path]
+  let value: unknown = claims
+  for (const name of path.split('.')) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, name))
+      return undefined
+    value = (value as Record<string, unknown>)[name]
+  }
+  return value
+}
+
+/** A claim read as one non-empty string: a string, or an array holding exactly one. */
+function single(value: unknown): string | undefined {
+  if (Array.isArray(value)) return value.length === 1 ? single(value[0]) : undefined
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/**
+ * The service role of a person: every provider role or group the map knows counts, and the
+ * highest wins (a nurse who is also a ward admin acts as admin). A single string counts as one
+ * role; anything that is not a string is ignored.
+ */
+export function roleFrom(value: unknown, roleMap: ReadonlyMap<string, Role>): Role | null {
+  const names = Array.isArray(value) ? value : [value]
+  let best: Role | null = null
+  for (const name of names) {
+    if (typeof name !== 'string') continue
+    const role = roleMap.get(name)
+    if (role !== undefined && (best === null || RANK[role] > RANK[best])) best = role
+  }
+  return best
+}
+
+/**
+ * Claims → who and what, for a token whose signature, issuer, audience and times are already
+ * checked. Pure: no keys, no clock, no I/O, so every claim shape can be tried without a provider.
+ */
+export function principalFromClaims(claims: unknown, rules: ClaimRules): ClaimOutcome {
+  const account = single(claimAt(claims, rules.accountClaim))
+  if (account === undefined)
+    return refuse(rules.accountClaim, `the token has no \`${rules.accountClaim}\` claim naming the account`)
+  const role = roleFrom(claimAt(claims, rules.roleClaim), rules.roleMap)
+  if (role === null)
+    return refuse(
+      rules.roleClaim,
+      `the token's \`${rules.roleClaim}\` claim names no role this service maps (OIDC_ROLE_MAP)`,
+    )
+  const facilityValue = claimAt(claims, rules.facilityClaim)
+  const facility = single(facilityValue)
+  if (facility === undefined) {
+    // A claim present but unreadable (two facilities, a number) is never taken for "no facility":
+    // unbound means every facility, so only a truly absent claim may give it.
+    if (facilityValue !== undefined || !rules.allowUnbound)
+      return refuse(rules.facilityClaim, `the token has no single \`${rules.facilityClaim}\` claim naming a facility`)
+    return { ok: true, principal: { account, role, facility: null } }
+  }
+  return { ok: true, principal: { account, role, facility } }
+}
+
+function refuse(claim: string, message: string): ClaimOutcome {
+  return { ok: false, refusal: { claim, message } }
+}
+
+/** Reads OIDC_ROLE_MAP: `ward-nurse=write,ward-viewer=read,ward-admin=admin` (lib/pairs.ts). */
+export function parseRoleMap(text: string): Map<string, Role> {
+  return parsePairs(text, ROLES)
+}

@@ -1,0 +1,104 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { algorithmProblem } from './jwt-algorithms.js'
+import { parsePairs } from './pairs.js'
+
+/**
+ * The settings of sign-in with the hospital's identity provider (docs/SIGN-IN.md), part of the one
+ * environment schema (config.ts spreads them in); all off while OIDC_ISSUER is empty.
+ */
+export const SIGN_IN_SETTINGS = {
+  OIDC_ISSUER: Type.String({
+    default: '',
+    description:
+      "the identity provider's issuer, exactly as its tokens' `iss` (its discovery document is read from it); empty: only service tokens",
+  }),
+  OIDC_AUDIENCE: Type.String({
+    default: '',
+    description:
+      "the `aud` a provider token must carry: the ward API's identifier at the provider (required with OIDC_ISSUER)",
+  }),
+  OIDC_JWKS_FILE: Type.String({
+    default: '',
+    description: "a file with the provider's public keys (a JWK Set), read instead of fetching them from the provider",
+  }),
+  OIDC_ALGORITHMS: Type.String({
+    default: 'RS256,PS256,ES256',
+    description: 'signature algorithms accepted, comma-separated; asymmetric only (never none, never HS*)',
+  }),
+  OIDC_CLOCK_SKEW_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 300,
+    default: 30,
+    description: "how far the provider's clock may be from this machine's when `exp` and `nbf` are checked",
+  }),
+  OIDC_KEY_COOLDOWN_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 3600,
+    default: 30,
+    description:
+      "the least time between two fetches of the provider's keys asked for by tokens (an unknown kid, no keys yet)",
+  }),
+  OIDC_ACCOUNT_CLAIM: Type.String({ minLength: 1, default: 'sub', description: 'the claim naming the account' }),
+  OIDC_ROLE_CLAIM: Type.String({
+    minLength: 1,
+    default: 'roles',
+    description: 'the path to the roles or groups: `realm_access.roles` (Keycloak), `roles` (Entra ID)',
+  }),
+  OIDC_ROLE_MAP: Type.String({
+    default: '',
+    description: 'provider role or group → read, write or admin: `ward-nurse=write,ward-viewer=read,ward-admin=admin`',
+  }),
+  OIDC_FACILITY_CLAIM: Type.String({
+    minLength: 1,
+    default: 'facility',
+    description: 'the claim naming the facility the person works in',
+  }),
+  OIDC_ALLOW_UNBOUND: Type.Boolean({
+    default: false,
+    description: 'a provider token without a facility claim works across facilities (otherwise it is refused)',
+  }),
+  OIDC_BOARD_CLIENT_ID: Type.String({
+    default: '',
+    description:
+      "the bed board's public client at the provider (sign-in with PKCE); empty: the board asks for a pasted token",
+  }),
+  OIDC_BOARD_SCOPE: Type.String({
+    minLength: 1,
+    default: 'openid',
+    description:
+      "the scope the board asks for: whatever makes the provider issue a token for the ward's API (Entra ID: `openid api://<ward-api>/.default`)",
+  }),
+  OIDC_TOKEN_MEMORY: Type.Integer({
+    minimum: 0,
+    maximum: 1_000_000,
+    default: 10_000,
+    description:
+      'verified provider tokens remembered until they expire (a signature check per request costs more than a read)',
+  }),
+}
+
+const SignInSchema = Type.Object(SIGN_IN_SETTINGS)
+export type SignInSettings = Static<typeof SignInSchema>
+
+/** The sign-in settings that only make sense together (docs/SIGN-IN.md). */
+export function signInProblems(config: SignInSettings): [string, string][] {
+  const problems: [string, string][] = []
+  if (config.OIDC_ISSUER === '') {
+    for (const key of ['OIDC_AUDIENCE', 'OIDC_JWKS_FILE', 'OIDC_ROLE_MAP', 'OIDC_BOARD_CLIENT_ID'] as const)
+      if (config[key] !== '') problems.push([key, 'is only read with OIDC_ISSUER set'])
+    return problems
+  }
+  if (!URL.canParse(config.OIDC_ISSUER)) problems.push(['OIDC_ISSUER', 'is not a URL'])
+  if (config.OIDC_AUDIENCE === '')
+    problems.push(['OIDC_AUDIENCE', 'is required with OIDC_ISSUER: a token issued for another API must be refused'])
+  if (config.OIDC_ROLE_MAP === '') problems.push(['OIDC_ROLE_MAP', 'is required with OIDC_ISSUER'])
+  try {
+    // The roles of domain/principal.ts, which lib may not import (a lower rank).
+    parsePairs(config.OIDC_ROLE_MAP, ['read', 'write', 'admin'])
+  } catch (error) {
+    problems.push(['OIDC_ROLE_MAP', (error as Error).message])
+  }
+  const problem = algorithmProblem(config.OIDC_ALGORITHMS)
+  if (problem !== null) problems.push(['OIDC_ALGORITHMS', problem])
+  return problems
+}

@@ -1,0 +1,118 @@
+import * as crypto from 'node:crypto'
+import { decodeProtectedHeader, errors, jwtVerify } from 'jose'
+import { type ClaimRules, principalFromClaims } from '../../domain/claims.js'
+import type { Principal } from '../../domain/principal.js'
+import { createLru } from '../../lib/lru.js'
+import { NoKeysError, type ProviderKeys } from './key-set.js'
+
+export interface ProviderTokenOptions {
+  issuer: string
+  audience: string
+  algorithms: string[]
+  clockSkewSeconds: number
+  rules: ClaimRules
+  /** Verified tokens remembered (OIDC_TOKEN_MEMORY); 0 verifies every request. */
+  memory: number
+}
+
+export type ProviderCheck =
+  | { ok: true; principal: Principal; expiresAt: number }
+  /** 401: not a token of the provider for this API, or no longer valid. */
+  | { ok: false; status: 401; message: string }
+  /** 403: an authentic token whose claims give no account, role or facility. */
+  | { ok: false; status: 403; message: string }
+  /** 503: no key to check it with (the provider never reached, no OIDC_JWKS_FILE). */
+  | { ok: false; status: 503; message: string }
+
+/** A person known from a verified token, for stream tickets and open streams (feed/). */
+export interface ProviderSession {
+  principal: Principal
+  /** The latest expiry of the person's verified tokens: a renewed token keeps a stream open. */
+  expiresAt: number
+}
+
+/** The token id of a provider principal: one per account, so renewing a token keeps its tickets, streams and Idempotency-Keys. */
+export const PROVIDER_TOKEN_PREFIX = 'oidc:'
+
+const sha256 = (text: string) => crypto.hash('sha256', text, 'base64')
+
+function reasonOf(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'the bearer token has expired'
+  if (error instanceof errors.JWTClaimValidationFailed) return `the bearer token is not valid: ${error.message}`
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'the bearer token is not valid: its algorithm is not allowed'
+  if (error instanceof errors.JWKSNoMatchingKey)
+    return "the bearer token is not valid: no provider key matches its 'kid'"
+  return 'the bearer token is not valid'
+}
+
+/**
+ * Access tokens of the hospital's identity provider: the signature against the provider's keys,
+ * `iss` exactly, `aud`, `exp` and `nbf` (with a small clock skew), then the claims (domain/claims.ts).
+ * A signature check costs more than the rest of a read, so verified tokens are remembered, keyed by
+ * a hash (never the token), until they expire; refused ones never are.
+ */
+export function createProviderTokens(keys: ProviderKeys, opts: ProviderTokenOptions) {
+  const verified = createLru<{ principal: Principal; expiresAt: number }>(Math.max(opts.memory, 1), Infinity, () => 0)
+  const sessions = createLru<ProviderSession>(Math.max(opts.memory, 1), Infinity, () => 0)
+  const skewMs = opts.clockSkewSeconds * 1000
+
+  function remembered(token: string, now: number): ProviderCheck | null {
+    if (opts.memory === 0) return null
+    const known = verified.get(sha256(token))
+    if (known === undefined) return null
+    if (known.expiresAt + skewMs <= now) return { ok: false, status: 401, message: 'the bearer token has expired' }
+    return { ok: true, principal: known.principal, expiresAt: known.expiresAt }
+  }
+
+  async function check(token: string, now = Date.now()): Promise<ProviderCheck> {
+    const known = remembered(token, now)
+    if (known !== null) return known
+    let header: ReturnType<typeof decodeProtectedHeader>
+    try {
+      header = decodeProtectedHeader(token)
+    } catch {
+      return { ok: false, status: 401, message: 'the bearer token is malformed' }
+    }
+    // Before any key is looked up: `none` and HMAC never reach a verification (lib/jwt-algorithms.ts).
+    if (typeof header.alg !== 'string' || !opts.algorithms.includes(header.alg))
+      return { ok: false, status: 401, message: 'the bearer token is not valid: its algorithm is not allowed' }
+    let payload: Record<string, unknown>
+    try {
+      ;({ payload } = await jwtVerify(token, keys.getKey, {
+        issuer: opts.issuer,
+        audience: opts.audience,
+        algorithms: opts.algorithms,
+        clockTolerance: opts.clockSkewSeconds,
+        requiredClaims: ['exp'],
+        currentDate: new Date(now),
+      }))
+    } catch (error) {
+      if (error instanceof NoKeysError) return { ok: false, status: 503, message: error.message }
+      return { ok: false, status: 401, message: reasonOf(error) }
+    }
+    const outcome = principalFromClaims(payload, opts.rules)
+    if (!outcome.ok) return { ok: false, status: 403, message: outcome.refusal.message }
+    const principal = Object.freeze({
+      tokenId: `${PROVIDER_TOKEN_PREFIX}${outcome.principal.account}`,
+      ...outcome.principal,
+    })
+    const expiresAt = (payload.exp as number) * 1000
+    if (opts.memory > 0) verified.set(sha256(token), { principal, expiresAt })
+    const session = sessions.get(principal.tokenId)
+    sessions.set(principal.tokenId, { principal, expiresAt: Math.max(expiresAt, session?.expiresAt ?? 0) })
+    return { ok: true, principal, expiresAt }
+  }
+
+  return {
+    check,
+    /** The person behind a provider token id, while one of their tokens is unexpired. */
+    session(tokenId: string, now = Date.now()): ProviderSession | undefined {
+      const session = sessions.get(tokenId)
+      return session && session.expiresAt + skewMs > now ? session : undefined
+    },
+    status: () => keys.status(),
+    refreshKeys: () => keys.refresh(),
+  }
+}
+
+export type ProviderTokens = ReturnType<typeof createProviderTokens>
