@@ -47,3 +47,21 @@ t.test('a blocked account is refused at once, whatever token it holds, until unb
   t.equal(await runCli(['--database', path, 'account', 'unblock', 'leaver'], again), 1)
   t.match(again.stderr.join('\n'), /not blocked/)
 })
+
+t.test("a provider token's stream ends once the person's last token has expired", async (t) => {
+  const provider = await startTestProvider(t)
+  const { app } = await buildOidcApp(t, provider, {
+    DATABASE_PATH: join(t.testdir(), 'ward.db'),
+    OIDC_CLOCK_SKEW_SECONDS: 0,
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const short = await personToken(provider, 'ann', ['ward-viewer'], 'A', { exp: Math.floor(Date.now() / 1000) + 3 })
+  const stream = await openStream(`${base}/events`, bearer(short))
+  t.teardown(() => stream.close())
+  t.equal(stream.status, 200)
+  // No renewed token comes: the stream is ended by the feed's check, as for an expired fs_ token.
+  await stream.until((s) => s.ended, 15_000, 'the stream to end after the expiry')
+  t.ok(stream.ended)
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(short) })).statusCode, 401)
+})
