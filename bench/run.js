@@ -169,18 +169,13 @@ async function main() {
   log('bare route (limit of the stack)')
   const bareBefore = await measureBare()
 
-  // The main service also accepts provider tokens (sign-in, issue 39): get-oidc compares with get.
+  // The main service also accepts provider tokens (issue 39): get-oidc compares with get.
   const provider = await providerTokens(
     workdir,
     Array.from({ length: FACILITIES }, (_, f) => facilityName(f)),
   )
-  const { service, seeded, database } = await prepareService(
-    options.occupants,
-    'main',
-    options.patchPool,
-    options.notifications,
-    provider.env,
-  )
+  const main = await prepareService(options.occupants, 'main', options.patchPool, undefined, provider.env)
+  const { service, seeded, database } = main
   // Two seconds after /health first answered, before any scenario: what a ward server holds waiting.
   await sleep(2000)
   const idleRss = service.rssNow()

@@ -75,9 +75,10 @@ function requiredRole(request: FastifyRequest): Role {
 }
 
 /**
- * Authentication and authorization for every route registered in the same scope: the Bearer
- * token is looked up in the database on each request (so CLI changes count at once), and the
- * route's role is checked before the body is even read. Failures are counted per address (and per
+ * Authentication and authorization for every route registered in the same scope: an `fs_` Bearer
+ * token is looked up in the database on each request (so CLI changes count at once), any other is
+ * taken for the identity provider's (./provider-tokens.ts) when one is set; a blocked account is
+ * refused either way, and the route's role is checked before the body is even read. Failures are counted per address (and per
  * token id when a known id comes with a wrong secret); past the limit a failing request is
  * answered 429 instead of 401. The credentials are always checked first, so a valid token is
  * never refused for failures it did not make, whoever shares its address or knows its id.
