@@ -1,6 +1,6 @@
 // The ADT feed in the bench (issue 38): admissions over MLLP as senders send them, each ACK awaited
 // before the next. `npm run bench -- --only adt`, or alone: `npm run build && node bench/adt.js`.
-// Targets (docs/PERFORMANCE.md): >= 1000 admissions a second over one connection, p99 <= 50 ms at 100 a second.
+// Targets (docs/ADT.md, "Throughput"): >= 1000 admissions a second over one connection, p99 <= 50 ms at 100 a second.
 import { join } from 'node:path'
 import { Hl7Message } from '@medplum/core'
 import { Hl7Client } from '@medplum/hl7'

@@ -154,7 +154,8 @@ function readWardMessage(message: Hl7Message, header: MessageHeader, settings: A
     }
   const facility = component(pv1, 3, 4) || settings.defaultFacility
   const patient = patientId(message.getSegment('PID'), settings.patientIdType)
-  if (PLACING.has(event) && patient === '')
+  // A transfer keeps the patient of the stay it continues when PID-3 is empty; an admission cannot.
+  if (event === 'A01' && patient === '')
     return { field: 'PID-3', reason: `PID-3 (patient identifier) is empty; an ${event} needs the patient`, code: 101 }
   const evn = message.getSegment('EVN')
   const recorded = timeField(evn, 'EVN', 2, settings.timeZone)

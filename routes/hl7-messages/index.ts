@@ -90,7 +90,8 @@ const hl7MessageRoutes: FastifyPluginAsyncTypebox = async function hl7MessageRou
   fastify.post(
     '/hl7/messages/:id/retry',
     {
-      config: { role: 'admin' },
+      // Safe to repeat without a stored answer: a message no longer parked is 409 HL7_NOT_PARKED.
+      config: { role: 'admin', idempotency: 'accept' },
       schema: {
         tags: ['administration'],
         summary: 'apply a parked ADT message again; 409 HL7_STILL_PARKED with the reason when it still does not fit',
@@ -109,7 +110,8 @@ const hl7MessageRoutes: FastifyPluginAsyncTypebox = async function hl7MessageRou
   fastify.post(
     '/hl7/messages/:id/dismiss',
     {
-      config: { role: 'admin' },
+      // Safe to repeat without a stored answer: a message no longer parked is 409 HL7_NOT_PARKED.
+      config: { role: 'admin', idempotency: 'accept' },
       schema: {
         tags: ['administration'],
         summary: 'dismiss a parked ADT message: it stays in the log, resolved, and is never applied',

@@ -100,7 +100,7 @@ test('a message that can never be applied is a rejection naming the field', asyn
   const cases: [string, string][] = [
     [adt({ event: 'A01', control: 'C', encounter: 'E' }), 'PV1-3'],
     [adt({ event: 'A01', control: 'C', bed: 'B' }), 'PV1-19'],
-    [adt({ event: 'A02', control: 'C', encounter: 'E', bed: 'B', pid3: '' }), 'PID-3'],
+    [adt({ event: 'A01', control: 'C', encounter: 'E', bed: 'B', pid3: '' }), 'PID-3'],
     [adt({ event: 'A01', control: '', encounter: 'E', bed: 'B' }), 'MSH-10'],
     [adt({ event: 'R01', control: 'C', type: 'ORU^R01' }), 'MSH-9'],
     [adt({ event: 'A03', control: 'C', encounter: 'E', occurredAt: 'yesterday' }), 'EVN-6'],

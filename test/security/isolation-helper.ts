@@ -99,8 +99,14 @@ export async function buildMatrixApp(t: Test) {
 let serial = 0
 
 /** A fresh record of `resource` for `target`; answers its id. */
-export async function makeRecord(app: TestApp, root: Caller, resource: ResourceName, target: Target): Promise<string> {
+export async function makeRecord(
+  app: TestApp,
+  root: Caller,
+  resource: ResourceName | 'hl7',
+  target: Target,
+): Promise<string> {
   serial++
+  if (resource === 'hl7') return parkedMessage(app, target.facility)
   const facility = target.facility === null ? {} : { facility: target.facility }
   if (resource === 'notifications') {
     const repo = createNotificationRepository(app.db)
@@ -121,6 +127,19 @@ export async function makeRecord(app: TestApp, root: Caller, resource: ResourceN
   const res = await app.inject({ method: 'POST', url: `/${resource}`, headers: bearer(root.token), payload })
   if (res.statusCode !== 200) throw new Error(`could not make a ${resource} record: ${res.body}`)
   return (res.json() as { id: string }).id
+}
+
+/** A parked ADT message of `facility` in the message log (the routes under /hl7/messages/{id}). */
+function parkedMessage(app: TestApp, facility: string | null): string {
+  const id = `${serial.toString(16).padStart(24, '0')}`
+  app.db
+    .prepare(
+      `INSERT INTO hl7_messages (id, sending_application, sending_facility, control_id, event, facility, received_at,
+         status, ack_code, ack, error, park_code, raw)
+       VALUES (?, 'HIS', 'GENERAL', ?, 'A03', ?, ?, 'parked', 'AA', 'MSA|AA', 'not admitted', 'not-admitted', 'MSH|')`,
+    )
+    .run(id, `c-${serial}`, facility, Date.now())
+  return id
 }
 
 /** What a record looks like to a caller allowed to read it: body and ETag, byte for byte. */

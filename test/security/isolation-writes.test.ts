@@ -58,7 +58,7 @@ t.test('a read token is refused on every route that is not a GET (from the OpenA
   )
   const readers = callers.filter((c) => c.role === 'read')
   for (const { method, path } of routes) {
-    const resource = path.split('/')[1] as ResourceName
+    const resource = path.split('/')[1] as ResourceName | 'hl7'
     for (const reader of readers) {
       // The reader's own facility's record, so that a 404 cannot stand in for the 403.
       const target = { name: 'own', facility: reader.facility }
