@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3'
+import { trackDurableCommits } from './durable-commits.js'
 import { withStatementJournalsInMemory } from './statement-journals.js'
 import { type StorageState, storageError, storageFaultOf, syncFailedError } from './storage-faults.js'
 import type { WalSync } from './wal-sync.js'
@@ -83,12 +84,6 @@ export interface WriteQueueOptions {
   walSync?: WalSync
 }
 
-interface DurableWaiter {
-  upTo: number
-  resolve: () => void
-  reject: (error: unknown) => void
-}
-
 const FIRST_RETRY_MS = 2
 // How long closing waits for a sync the disk has not answered.
 const SETTLE_MS = 10_000
@@ -106,14 +101,9 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
   let nextFollowUp: FollowUp | undefined
   const commitListeners = new Set<() => void>()
   const busyListeners = new Set<(event: BusyEvent) => void>()
-  const { storage, walSync } = opts
-  // Commits that stored something, and how many of them are known to be on disk (walSync only).
-  let committed = 0
-  let durable = 0
-  let syncing: Promise<void> | null = null
-  let syncFailed = false
-  let syncStarted: number | null = null
-  const durableWaiters: DurableWaiter[] = []
+  const { storage } = opts
+  // Which commits are on disk (db/durable-commits.ts).
+  const durability = trackDurableCommits(storage, opts.walSync)
   const begin = db.prepare('BEGIN IMMEDIATE')
   const commit = db.prepare('COMMIT')
   const rollback = db.prepare('ROLLBACK')
@@ -151,46 +141,6 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       todo = todo.filter((i) => outcomes[i]?.ok !== false)
       for (const i of todo) outcomes[i] = undefined
     }
-  }
-
-  /** One sync at a time; each covers every commit made before it started. */
-  function requestSync(): void {
-    if (!walSync || syncing !== null || durable === committed || syncFailed) return
-    const upTo = committed
-    syncStarted = Date.now()
-    syncing = walSync.sync().then(
-      () => synced(upTo, null),
-      (error: unknown) => synced(upTo, error),
-    )
-  }
-
-  function synced(upTo: number, error: unknown): void {
-    syncing = null
-    syncStarted = null
-    if (error !== null) {
-      // Never cleared (storage-faults.ts, SYNC_FAILED_MESSAGE): every waiter, and everything after,
-      // is refused until a restart, and `durable` stays where the disk last confirmed it.
-      syncFailed = true
-      storage.latch(error)
-      for (const waiter of durableWaiters.splice(0)) waiter.reject(syncFailedError())
-      return
-    }
-    durable = upTo
-    for (let i = durableWaiters.length - 1; i >= 0; i--) {
-      const waiter = durableWaiters[i] as DurableWaiter
-      if (waiter.upTo > upTo) continue
-      durableWaiters.splice(i, 1)
-      waiter.resolve()
-    }
-    requestSync()
-  }
-
-  function durableThrough(upTo: number): Promise<void> {
-    if (syncFailed) return Promise.reject(syncFailedError())
-    return new Promise((resolve, reject) => {
-      durableWaiters.push({ upTo, resolve, reject })
-      requestSync()
-    })
   }
 
   function settle(jobs: Job[], outcomes: Outcome[]): void {
@@ -253,10 +203,10 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       return
     }
     // Damage found earlier, or a sync the disk failed: writing on would spread it (see StorageState).
-    if (storage.condition?.fault === 'corrupt' || syncFailed) {
+    if (storage.condition?.fault === 'corrupt' || durability.failed) {
       const refused = pending
       pending = []
-      for (const job of refused) job.reject(syncFailed ? syncFailedError() : storageError('corrupt'))
+      for (const job of refused) job.reject(durability.failed ? syncFailedError() : storageError('corrupt'))
       return
     }
     const jobs = pending
@@ -278,17 +228,15 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
     }
     endWait('acquired', Date.now())
     if (totalChanges.get() !== changesBefore) {
-      committed += 1
-      // Without walSync, COMMIT returned only once the disk had it.
-      if (!walSync) durable = committed
+      durability.noteCommit()
       storage.recovered()
       for (const listener of commitListeners) listener()
     }
     if (pending.length > 0) schedule(0)
     // A write's answer may show what earlier batches committed (a patch that changed nothing
     // answers the record as stored), so it waits for every commit so far, not only its own.
-    if (durable === committed) return settle(jobs, outcomes)
-    durableThrough(committed).then(
+    if (durability.allDurable) return settle(jobs, outcomes)
+    durability.durableThroughNow().then(
       () => settle(jobs, outcomes),
       (error: unknown) => {
         for (const job of jobs) job.reject(error)
@@ -319,16 +267,11 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       }
     },
     whenDurable() {
-      return durable === committed && !syncFailed ? undefined : durableThrough(committed)
+      return durability.allDurable && !durability.failed ? undefined : durability.durableThroughNow()
     },
-    async settled(timeoutMs = SETTLE_MS) {
-      // A disk that stopped answering must not keep the service from stopping.
-      const deadline = Date.now() + timeoutMs
-      while (syncing !== null && Date.now() < deadline)
-        await Promise.race([syncing, new Promise((resolve) => setTimeout(resolve, deadline - Date.now()).unref())])
-    },
+    settled: (timeoutMs = SETTLE_MS) => durability.settled(timeoutMs),
     get syncRunningSince() {
-      return syncStarted
+      return durability.syncRunningSince
     },
     onCommit(listener) {
       commitListeners.add(listener)

@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3'
 import { NotFoundError } from '../../domain/errors.js'
 import type { NewNotification } from '../../domain/ward-events.js'
 import { newId } from '../../lib/ids.js'
-import { DIRECTIONS, type Direction, type Notification } from '../../schemas/notifications.js'
+import { DIRECTIONS, type Notification } from '../../schemas/notifications.js'
 
 export type { NewNotification }
 
@@ -24,42 +24,10 @@ import {
   type Viewer,
 } from './notification-audience.js'
 import { createInbox, inboxAnswers, type SeenFilter } from './notification-inbox.js'
+import { type NotificationRow as Row, toRecord } from './notification-rows.js'
 
 export { NOTIFICATION_FIELDS, type Viewer } from './notification-audience.js'
 export { DIRECTIONS }
-
-interface Row {
-  id: string
-  created_at: number
-  facility: string | null
-  code: string
-  type: string
-  title: string
-  body: string
-  meta: string | null
-  direction: Direction | null
-  broadcast: 0 | 1
-  unbound_only: 0 | 1
-  recipients: string | null
-  seen_by: string
-}
-
-function toRecord(row: Row): Notification {
-  const record: Notification = {
-    id: row.id,
-    createdAt: row.created_at,
-    code: row.code,
-    type: row.type,
-    title: row.title,
-    body: row.body,
-    seenBy: JSON.parse(row.seen_by),
-  }
-  if (row.meta !== null) record.meta = JSON.parse(row.meta)
-  if (row.direction !== null) record.direction = row.direction
-  if (row.facility !== null) record.facility = row.facility
-  if (row.recipients !== null) record.to = JSON.parse(row.recipients)
-  return record
-}
 
 export interface NotificationRepositoryOptions {
   /**

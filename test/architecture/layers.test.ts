@@ -35,6 +35,52 @@ t.test('imports are read in every spelling', async (t) => {
     "export * from './c.js'",
     "const d = await import('./d.js')",
     "import 'node:fs'",
+    'const e = await import(`../routes/e.js`)',
+    "const f = require('../plugins/f.js')",
+    "const g = createRequire(import.meta.url)('../feed/g.js')",
+    "const h = require.resolve('./h.js')",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text of a sample module
+    'const i = await import(`../render/${name}.js`)',
+    "const j = createRequire(import.meta.url).resolve('../cli/j.js')",
+    "import './k.js'",
+    "const l = require('node:path')",
+    "const m = import.meta.resolve('../app.js')",
   ].join('\n')
-  t.same(importsOf(source, 'db/x.ts'), ['db/a.ts', 'b/index.ts', 'db/c.ts', 'db/d.ts'])
+  t.same(importsOf(source, 'db/x.ts'), [
+    'db/a.ts',
+    'b/index.ts',
+    'db/c.ts',
+    'db/d.ts',
+    'routes/e.ts',
+    'plugins/f.ts',
+    'feed/g.ts',
+    'db/h.ts',
+    'render/*',
+    'cli/j.ts',
+    'db/k.ts',
+    'app.ts',
+  ])
+})
+
+t.test('a climb by require, createRequire or a template literal is seen like an import', async (t) => {
+  const files = ['db/a.ts', 'db/b.ts', 'db/c.ts', 'db/d.ts', 'db/e.ts']
+  const sources: Record<string, string> = {
+    'db/a.ts': 'const r = await import(`../routes/beds/index.js`)\n',
+    'db/b.ts': "const p = require('../plugins/db.js')\n",
+    'db/c.ts': "const f = createRequire(import.meta.url)('../feed/hub.js')\n",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text of a sample module
+    'db/d.ts': 'const s = await import(`../render/${engine}.js`)\n',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text of a sample module
+    'db/e.ts': "const l = require('../lib/lru.js')\nconst q = await import(`./query/${name}.js`)\n",
+  }
+  t.same(
+    climbs('/nowhere', files, (f) => sources[f] as string),
+    [
+      { file: 'db/a.ts', imports: 'routes/beds/index.ts' },
+      { file: 'db/b.ts', imports: 'plugins/db.ts' },
+      { file: 'db/c.ts', imports: 'feed/hub.ts' },
+      { file: 'db/d.ts', imports: 'render/*' },
+    ],
+    'each reaches a higher room; a require of a lower room and a computed name in its own room do not',
+  )
 })

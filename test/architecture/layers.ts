@@ -47,14 +47,33 @@ export function sourceFiles(root: string): string[] {
   return out.sort()
 }
 
-/** The relative modules a file imports (static, dynamic, re-exports and `import type` alike). */
+// Every way a module names another to load, each with the specifier as its last group (quoted
+// with ', " or a backquote): `import ... from`, `export ... from`, a side-effect `import`,
+// `import()`, `require()`, `require.resolve()` and `import.meta.resolve()`, and a function made by
+// `createRequire(...)` called at once.
+const LOADS = [
+  /(?:\bfrom|\bimport)\s*\(?\s*(['"`])(\.\.?\/[^'"`]*)\1/g,
+  /\b(?:require|resolve)\s*\(\s*(['"`])(\.\.?\/[^'"`]*)\1/g,
+  /\bcreateRequire\s*\([^()]*(?:\([^()]*\)[^()]*)*\)\s*\(\s*(['"`])(\.\.?\/[^'"`]*)\1/g,
+]
+
+/**
+ * The relative modules a file loads (static, dynamic, re-exports, `import type`, `require` and
+ * `createRequire` alike). A template literal with a `${...}` part names a folder, not a file: it
+ * counts as loading something in that folder (`folder/*`), so a climb by a computed name is seen.
+ */
 export function importsOf(source: string, file: string): string[] {
-  const found: string[] = []
-  for (const match of source.matchAll(/(?:from|import)\s*\(?\s*['"](\.\.?\/[^'"]+)['"]/g)) {
-    const target = normalize(join(dirname(file), match[1] as string)).replace(/\.js$/, '.ts')
-    found.push(target)
+  const found: { at: number; target: string }[] = []
+  for (const pattern of LOADS) {
+    for (const match of source.matchAll(pattern)) {
+      let specifier = match[2] as string
+      const computed = specifier.indexOf('${')
+      if (computed !== -1) specifier = `${specifier.slice(0, specifier.lastIndexOf('/', computed) + 1)}*`
+      const target = normalize(join(dirname(file), specifier)).replace(/\.js$/, '.ts')
+      found.push({ at: match.index ?? 0, target })
+    }
   }
-  return found
+  return found.sort((a, b) => a.at - b.at).map((load) => load.target)
 }
 
 export interface Climb {

