@@ -41,3 +41,15 @@ export async function buildTestApp(t: Test, overrides: Partial<Config> = {}) {
   }
   return { app, tokens, config }
 }
+
+const healthAdmins = new WeakMap<TestApp, string>()
+
+/** GET /health as the operator sees it: an admin token without a facility gets the details. */
+export function operatorHealth(app: TestApp) {
+  let token = healthAdmins.get(app)
+  if (token === undefined) {
+    token = app.tokens.create({ account: 'operator', role: 'admin', facility: null, label: 'health details' }).token
+    healthAdmins.set(app, token)
+  }
+  return app.inject({ url: '/health', headers: bearer(token) })
+}

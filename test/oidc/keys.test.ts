@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { operatorHealth } from '../helper.js'
 import { newKey, publicJwk, startProvider } from './provider.js'
 import { bearer, buildOidcApp, personToken, startTestProvider } from './setup.js'
 
@@ -24,7 +25,7 @@ t.test('the provider down after the start: tokens signed with the keys held keep
   // An unknown kid makes it try the provider, which fails: refused, and the keys are kept.
   const stranger = await provider.sign({ sub: 'x' }, { key: await newKey('new-kid') })
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(stranger) })).statusCode, 401)
-  const health = (await app.inject({ url: '/health' })).json()
+  const health = (await operatorHealth(app)).json()
   t.match(health, { status: 'ok', identityProvider: { keys: 1, failing: { message: /ECONNREFUSED/ } } })
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(await nurse(provider, 'cy')) })).statusCode, 200)
 })
@@ -33,7 +34,7 @@ t.test('no keys at the start: the service starts, /health says so, only service 
   const provider = await startTestProvider(t)
   await provider.close()
   const { app, admin } = await buildOidcApp(t, provider, { OIDC_KEY_COOLDOWN_SECONDS: 0 })
-  t.match((await app.inject({ url: '/health' })).json(), {
+  t.match((await operatorHealth(app)).json(), {
     status: 'ok',
     identityProvider: { keys: 0, failing: { message: /openid-configuration/ } },
   })
@@ -47,7 +48,7 @@ t.test('no keys at the start: the service starts, /health says so, only service 
   const back = await startProvider({ port: provider.port, keys: provider.keys })
   t.teardown(() => back.close())
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(await nurse(back)) })).statusCode, 200)
-  t.match((await app.inject({ url: '/health' })).json(), { identityProvider: { keys: 1 } })
+  t.match((await operatorHealth(app)).json(), { identityProvider: { keys: 1 } })
 })
 
 t.test('keys rotated: the new key is fetched, tokens of the old one stay valid until they expire', async (t) => {
@@ -64,7 +65,7 @@ t.test('keys rotated: the new key is fetched, tokens of the old one stay valid u
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(await nurse(second, 'new')) })).statusCode, 200)
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(oldToken) })).statusCode, 200)
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(await nurse(first, 'old-2')) })).statusCode, 200)
-  t.match((await app.inject({ url: '/health' })).json(), { identityProvider: { keys: 2 } })
+  t.match((await operatorHealth(app)).json(), { identityProvider: { keys: 2 } })
 })
 
 t.test('an unknown kid fetches the keys at most once per cool-down', async (t) => {
@@ -95,13 +96,13 @@ t.test('OIDC_JWKS_FILE: the keys from a file, the provider never asked', async (
   await provider.close()
   const { app } = await buildOidcApp(t, provider, { OIDC_JWKS_FILE: file })
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(await nurse(provider)) })).statusCode, 200)
-  t.match((await app.inject({ url: '/health' })).json(), { identityProvider: { keys: 1 } })
-  t.notMatch((await app.inject({ url: '/health' })).json(), { identityProvider: { failing: {} } })
+  t.match((await operatorHealth(app)).json(), { identityProvider: { keys: 1 } })
+  t.notMatch((await operatorHealth(app)).json(), { identityProvider: { failing: {} } })
 
   const privateFile = join(dir, 'private.json')
   writeFileSync(privateFile, JSON.stringify({ keys: provider.keys }))
   const { app: refusing } = await buildOidcApp(t, provider, { OIDC_JWKS_FILE: privateFile })
-  t.match((await refusing.inject({ url: '/health' })).json(), {
+  t.match((await operatorHealth(refusing)).json(), {
     identityProvider: { keys: 0, failing: { message: /private or symmetric key/ } },
   })
 })

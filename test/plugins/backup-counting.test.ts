@@ -6,7 +6,7 @@ import { runCli } from '../../cli/run.js'
 import { listBackups } from '../../db/backups.js'
 import { openDatabase } from '../../db/connection.js'
 import { capture } from '../cli/capture.js'
-import { buildTestApp } from '../helper.js'
+import { buildTestApp, operatorHealth } from '../helper.js'
 import { until } from '../reliability/fault-helpers.js'
 import { backupDatedAt, breakProbeIndex, repairProbeIndex } from './backup-fixtures.js'
 
@@ -48,15 +48,15 @@ t.test('pruning and /health count only the service’s backups, by content and t
   for (const name of [...FUTURE, FOREIGN, LINKED, 'notes.txt']) t.ok(existsSync(join(dir, name)), `${name} untouched`)
   t.ok(existsSync(elsewhere), 'the file the link points to is untouched')
 
-  let health = (await app.inject('/health')).json().backups
+  let health = (await operatorHealth(app)).json().backups
   t.equal(health.lastAt, kept[0]?.at, 'the newest real backup, not a name for 2099')
   t.ok(health.ageMs >= 0, 'its age is never negative')
 
   rmSync(kept[0]?.file as string)
-  health = (await app.inject('/health')).json().backups
+  health = (await operatorHealth(app)).json().backups
   t.equal(health.lastAt, kept[1]?.at, 'a deleted backup is not reported: what exists is')
   rmSync(kept[1]?.file as string)
-  health = (await app.inject('/health')).json().backups
+  health = (await operatorHealth(app)).json().backups
   t.notOk('lastAt' in health, 'no backup left, none reported (the planted files are none)')
 })
 
@@ -74,7 +74,7 @@ t.test(
     t.equal(app.backups.status()?.last?.file, taken, 'the last backup is the one just taken')
     t.ok(existsSync(taken), 'which pruning kept')
     t.notOk(existsSync(ahead.file), 'the one from the future went instead')
-    t.ok((await app.inject('/health')).json().backups.ageMs >= 0)
+    t.ok((await operatorHealth(app)).json().backups.ageMs >= 0)
   },
 )
 

@@ -7,7 +7,7 @@ import t from 'tap'
 import { backupNameFor } from '../../db/backup-files.js'
 import { takeBackup } from '../../db/backups.js'
 import { openDatabase } from '../../db/connection.js'
-import { buildTestApp } from '../helper.js'
+import { buildTestApp, operatorHealth } from '../helper.js'
 import { until } from '../reliability/fault-helpers.js'
 
 const NOBODY = 65_534
@@ -131,7 +131,7 @@ t.test('a BACKUP_DIR swapped for a link after the start: the backups fail, nothi
   await app.backups.runNow()
   t.match(app.backups.status()?.failing, { message: /symbolic link/ })
   t.same(readdirSync(target), before, 'the link target got nothing')
-  const health = await app.inject('/health')
+  const health = await operatorHealth(app)
   t.match(health.json().backups.failing.message, /symbolic link/)
   t.notOk('lastAt' in health.json().backups, 'and the backup there is not read through the link')
 })

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { loadConfig } from '../../config.js'
 import { listBackups } from '../../db/backups.js'
+import { operatorHealth } from '../helper.js'
 import { buildLoggedApp, until } from '../reliability/fault-helpers.js'
 import { breakProbeIndex, repairProbeIndex } from './backup-fixtures.js'
 
@@ -40,7 +41,7 @@ t.test('backups come on the timer, BACKUP_KEEP of them are kept, a copy failing 
   files = taken().map((line) => line.file as string)
   t.same(keptNow().sort(), files.slice(-KEEP).sort(), 'the copy that failed its check was not kept')
   t.equal(namesNow().length, KEEP, 'nor left under any name')
-  const health = await app.inject('/health')
+  const health = await operatorHealth(app)
   t.equal(health.statusCode, 200, 'the ward works')
   t.match(health.json().backups.failing, { message: /the copy failed its check \(integrity check failed: / })
   t.equal(health.json().backups.lastAt, listBackups(dir)[0]?.at, 'the last good backup is still the last')
@@ -54,7 +55,7 @@ t.test('backups come on the timer, BACKUP_KEEP of them are kept, a copy failing 
       .slice(-KEEP)
       .sort(),
   )
-  t.notOk('failing' in (await app.inject('/health')).json().backups, 'the episode is over')
+  t.notOk('failing' in (await operatorHealth(app)).json().backups, 'the episode is over')
 })
 
 t.test('BACKUP_INTERVAL_SECONDS is checked like every setting', async (t) => {
