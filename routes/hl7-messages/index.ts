@@ -91,7 +91,7 @@ const hl7MessageRoutes: FastifyPluginAsyncTypebox = async function hl7MessageRou
     '/hl7/messages/:id/retry',
     {
       // Safe to repeat without a stored answer: a message no longer parked is 409 HL7_NOT_PARKED.
-      config: { role: 'admin', idempotency: 'accept' },
+      config: { role: 'admin', idempotency: 'accept', readAudit: 'write' },
       schema: {
         tags: ['administration'],
         summary: 'apply a parked ADT message again; 409 HL7_STILL_PARKED with the reason when it still does not fit',
@@ -111,7 +111,7 @@ const hl7MessageRoutes: FastifyPluginAsyncTypebox = async function hl7MessageRou
     '/hl7/messages/:id/dismiss',
     {
       // Safe to repeat without a stored answer: a message no longer parked is 409 HL7_NOT_PARKED.
-      config: { role: 'admin', idempotency: 'accept' },
+      config: { role: 'admin', idempotency: 'accept', readAudit: 'write' },
       schema: {
         tags: ['administration'],
         summary: 'dismiss a parked ADT message: it stays in the log, resolved, and is never applied',

@@ -4,6 +4,8 @@ import t, { type Test } from 'tap'
 import app, { serverOptions } from '../../app.js'
 import { defaultConfig } from '../../config.js'
 import { bearer } from '../helper.js'
+import { ackOf, openSender } from '../hl7/client.js'
+import { adt } from '../hl7/messages.js'
 
 /**
  * docs/SECURITY.md promises a read-log entry for every read of a record route. Rather than a list
@@ -36,6 +38,8 @@ async function appWithRoutes(t: Test) {
     AUDIT_READS: true,
     // Every route is first called without a token: those 401s must not turn into 429s.
     AUTH_FAILURE_LIMIT: 10_000,
+    // The ADT listener on a free port: the parked messages its routes resolve come through it.
+    HL7_PORT: 0,
   })
   const fastify = Fastify(serverOptions(config))
   const routes: Registered[] = []
@@ -114,6 +118,8 @@ const WRITE_CALLS: Record<string, Call[]> = {
   'POST /form-templates/:id/render': [{ body: {} }],
   'POST /notifications/:id/seen': [{}, {}, { key: 'mark' }, { key: 'mark' }],
   'POST /events/tickets': [{}],
+  'POST /hl7/messages/:id/retry': [{}],
+  'POST /hl7/messages/:id/dismiss': [{}],
 }
 
 /** How many read-log and audit-log entries there are, once the queued read entries are written. */
@@ -139,6 +145,7 @@ t.test('every answer of a write route that carries a record leaves a read-log or
   ).json()
   const template = (await send('POST', '/form-templates', { body: { type: 'intake', template: 'p= type' } })).json()
   const notification = (await send('GET', '/notifications')).json().notifications[0]
+  const routeIds = await parkedMessages(t, app, send)
   const idFor: Record<string, string> = {
     'ward-occupants': occupant.id,
     'form-templates': template.id,
@@ -156,7 +163,7 @@ t.test('every answer of a write route that carries a record leaves a read-log or
       t.fail(`${name} is not in WRITE_CALLS: say how to call it, so its answers are checked`)
       continue
     }
-    const path = url.replace(':id', idFor[url.split('/')[1] ?? ''] ?? SOME_ID)
+    const path = url.replace(':id', routeIds[name] ?? idFor[url.split('/')[1] ?? ''] ?? SOME_ID)
     for (const call of calls) {
       const before = await entries(app)
       const res = await send(method, path, call)
@@ -172,3 +179,33 @@ t.test('every answer of a write route that carries a record leaves a read-log or
   }
   t.ok(recordAnswers >= 15, `${recordAnswers} answers with a record checked`)
 })
+
+/**
+ * Two ADT messages parked for an unknown encounter, sent by a real MLLP client: one to retry once
+ * its encounter has been admitted (it then applies), one to dismiss.
+ */
+async function parkedMessages(
+  t: Test,
+  app: Awaited<ReturnType<typeof appWithRoutes>>['app'],
+  send: (method: string, url: string, call?: Call) => ReturnType<typeof app.inject>,
+): Promise<Record<string, string>> {
+  const sender = await openSender(app.hl7.port as number)
+  t.teardown(() => sender.close())
+  for (const [control, encounter] of [
+    ['R-1', 'ADT-RETRY'],
+    ['D-1', 'ADT-DISMISS'],
+  ] as const) {
+    const ack = ackOf(await sender.send(adt({ event: 'A03', control, encounter, facility: 'A' })))
+    t.equal(ack.code, 'AA', `${control} acknowledged (and parked)`)
+  }
+  const admitted = await send('POST', '/ward-occupants', {
+    body: { encounter: 'ADT-RETRY', bed: 'B-9', occupiedBy: 'p-9', facility: 'A', occupiedAt: Date.UTC(2026, 0, 1) },
+  })
+  t.equal(admitted.statusCode, 200, 'the encounter of the message to retry admitted')
+  const parked = (await send('GET', '/hl7/messages?status=parked')).json().hl7Messages as {
+    id: string
+    controlId: string
+  }[]
+  const idOf = (control: string) => parked.find((m) => m.controlId === control)?.id ?? SOME_ID
+  return { 'POST /hl7/messages/:id/retry': idOf('R-1'), 'POST /hl7/messages/:id/dismiss': idOf('D-1') }
+}
