@@ -8,6 +8,7 @@ import {
   readProject,
   scriptsCiMisses,
   scriptsRunBy,
+  TAKES_TAP,
   tapCommands,
   testFiles,
 } from './suites.js'
@@ -88,4 +89,11 @@ t.test('the tap commands of a script are read with their files', async (t) => {
     ['test/x/*.drill.ts', 'test/y.test.ts'],
   ])
   t.same(tapCommands('stryker run'), [])
+})
+
+t.test('a test file is told from a helper by how it imports tap', async (t) => {
+  for (const line of ["import t from 'tap'", "import t, { type Test } from 'tap'", "import { test } from 'tap'"])
+    t.ok(TAKES_TAP.test(line), `a test file: ${line}`)
+  for (const line of ["import type { Test } from 'tap'", "import { type Test } from 'tap'", "import t from 'tape'"])
+    t.notOk(TAKES_TAP.test(line), `no test file: ${line}`)
 })
