@@ -187,7 +187,7 @@ t.test('every answer of a write route that carries a record leaves a read-log or
 async function parkedMessages(
   t: Test,
   app: Awaited<ReturnType<typeof appWithRoutes>>['app'],
-  send: (method: string, url: string, call?: Call) => ReturnType<typeof app.inject>,
+  send: (method: string, url: string, call?: Call) => Promise<{ statusCode: number; json(): unknown }>,
 ): Promise<Record<string, string>> {
   const sender = await openSender(app.hl7.port as number)
   t.teardown(() => sender.close())
@@ -202,10 +202,10 @@ async function parkedMessages(
     body: { encounter: 'ADT-RETRY', bed: 'B-9', occupiedBy: 'p-9', facility: 'A', occupiedAt: Date.UTC(2026, 0, 1) },
   })
   t.equal(admitted.statusCode, 200, 'the encounter of the message to retry admitted')
-  const parked = (await send('GET', '/hl7/messages?status=parked')).json().hl7Messages as {
-    id: string
-    controlId: string
-  }[]
+  const listed = (await send('GET', '/hl7/messages?status=parked')).json() as {
+    hl7Messages: { id: string; controlId: string }[]
+  }
+  const parked = listed.hl7Messages
   const idOf = (control: string) => parked.find((m) => m.controlId === control)?.id ?? SOME_ID
   return { 'POST /hl7/messages/:id/retry': idOf('R-1'), 'POST /hl7/messages/:id/dismiss': idOf('D-1') }
 }
