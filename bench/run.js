@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { parseArgs } from 'node:util'
 import { runAdt } from './adt.js'
 import { runFanout } from './feed/fanout.js'
 import { load, probe } from './load.js'
+import { args, options } from './options.js'
 import { seedPeer } from './peer/seed.js'
 import { startBare, startPeer, startService } from './processes.js'
 import { providerNote, providerTokens } from './provider-tokens.js'
@@ -14,71 +14,6 @@ import { machine, printTable, writeReport } from './report.js'
 import { formTemplateBody, scenarios } from './scenarios.js'
 import { FACILITIES, facilityName, seedDatabase } from './seed.js'
 
-const HELP = `npm run bench -- [options]
-  --occupants N        ward occupants seeded (default 20000)
-  --templates N        form templates seeded through HTTP (default 2000)
-  --notifications N    notifications seeded (default 20000)
-  --patch-pool N       active occupants seeded in a ward of their own for the discharge scenario
-                       (default 100000; the occupants the create scenario admits are discharged first)
-  --duration S         seconds per scenario (default 10)
-  --warmup S           warm-up seconds before each scenario (default 3)
-  --connections N      concurrent connections (default 50)
-  --only a,b           run only these scenarios (get, get-oidc, list, list-bed, create, patch, ft-create, ft-get,
-                       notifications, notif-unseen, notif-count, notif-seen, render, fanout, adt)
-  --fanout-streams N   open event streams in the live feed's fan-out (default 1000)
-  --fanout-rates a,b   changes per second to measure the fan-out at (default 10,20,40,50)
-  --fanout-seconds S   seconds per fan-out rate (default 10)
-  --compare N          afterwards, seed N occupants (e.g. 1000000) on a second server and compare the lists
-  --compare-notifications N   notifications on that second server (default 1000000), to compare the
-                       notification scenarios with the main run's
-  --no-peer            skip the Feathers peer (bench/peer/), which otherwise runs get, list, create and
-                       patch (those of them --only keeps) on the same rows, for the table's × peer column
-  --log-level L        the service's LOG_LEVEL (default warn)
-  --profile DIR        run the service with --cpu-prof, profiles written to DIR
-  --verbose            show the service's own output
-  --no-write           print the table only, leave docs/PERFORMANCE.md alone`
-
-const { values: args } = parseArgs({
-  options: {
-    occupants: { type: 'string', default: '20000' },
-    templates: { type: 'string', default: '2000' },
-    notifications: { type: 'string', default: '20000' },
-    'patch-pool': { type: 'string', default: '100000' },
-    duration: { type: 'string', default: '10' },
-    warmup: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '50' },
-    only: { type: 'string' },
-    compare: { type: 'string' },
-    'compare-notifications': { type: 'string', default: '1000000' },
-    'fanout-streams': { type: 'string', default: '1000' },
-    'fanout-rates': { type: 'string', default: '10,20,40,50' },
-    'fanout-seconds': { type: 'string', default: '10' },
-    'log-level': { type: 'string', default: 'warn' },
-    profile: { type: 'string' },
-    verbose: { type: 'boolean', default: false },
-    'no-write': { type: 'boolean', default: false },
-    'no-peer': { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
-  },
-})
-if (args.help) {
-  console.log(HELP)
-  process.exit(0)
-}
-
-const options = {
-  occupants: Number(args.occupants),
-  templates: Number(args.templates),
-  notifications: Number(args.notifications),
-  patchPool: Number(args['patch-pool']),
-  duration: Number(args.duration),
-  warmup: Number(args.warmup),
-  connections: Number(args.connections),
-  logLevel: args['log-level'],
-  only: args.only ? new Set(args.only.split(',')) : null,
-  compare: args.compare ? Number(args.compare) : null,
-  compareNotifications: Number(args['compare-notifications']),
-}
 // The scenarios the Feathers peer has (bench/peer/server.js serves ward occupants only).
 const PEER_KEYS = ['get', 'list', 'create', 'patch']
 const withPeer = !args['no-peer'] && PEER_KEYS.some((key) => !options.only || options.only.has(key))
