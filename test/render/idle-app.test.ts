@@ -19,17 +19,24 @@ t.test('RENDER_WORKER_IDLE_SECONDS ends the compile and print workers; the next 
   const { app, tokens } = await buildTestApp(t, { RENDER_WORKER_IDLE_SECONDS: 1, RENDER_COMPILER_IDLE_SECONDS: 1 })
   t.equal(app.renderer.workers(), 0, 'no worker before the first print')
   t.equal(await print(t, app, tokens.writeA, 'first', 'h1= name'), '<h1>first</h1>')
-  t.ok(app.renderer.workers() >= 2, 'a compile and a print worker ran it')
+  // Counted by what they did, not by how many still run: on a loaded machine the compile worker
+  // may already have been idle for its second before the print's answer came back.
+  t.same(
+    app.renderer.stats(),
+    { compiles: 1, cacheHits: 0, cached: 1 },
+    'a compile worker compiled it, a print worker ran it',
+  )
   await until(() => app.renderer.workers() === 0)
   t.pass('every worker, the compile worker included, ended once idle')
   // A layout never seen before: it needs the compile worker, which starts again.
   t.equal(await print(t, app, tokens.writeA, 'second', 'p= name'), '<p>second</p>')
-  t.ok(app.renderer.workers() >= 2, 'the compile worker and a print worker again')
   t.same(app.renderer.stats(), { compiles: 2, cacheHits: 0, cached: 2 })
 })
 
 t.test('RENDER_COMPILER_IDLE_SECONDS ends the compile worker alone; prints of compiled layouts go on', async (t) => {
-  const { app, tokens } = await buildTestApp(t, { RENDER_WORKER_IDLE_SECONDS: 0, RENDER_COMPILER_IDLE_SECONDS: 1 })
+  // Three seconds: long enough that the compile worker still runs when the first print answers,
+  // even on a loaded machine (the count below is taken then).
+  const { app, tokens } = await buildTestApp(t, { RENDER_WORKER_IDLE_SECONDS: 0, RENDER_COMPILER_IDLE_SECONDS: 3 })
   t.equal(await print(t, app, tokens.writeA, 'first', 'h1= name'), '<h1>first</h1>')
   const withCompiler = app.renderer.workers()
   t.ok(withCompiler >= 2, 'a compile and a print worker ran it')
