@@ -47,8 +47,6 @@ function screenSender(reading: AdtReading, senders: Set<string>): AdtReading {
  * The raw text and the fields are patient data: the log gets ids and outcomes only.
  */
 export function createAnswerer(opts: AnswerOptions) {
-  const defaultFacility = opts.settings.defaultFacility
-
   return async function answer(message: Hl7Message): Promise<string> {
     const receivedAt = Date.now()
     try {
@@ -59,7 +57,6 @@ export function createAnswerer(opts: AnswerOptions) {
         // A stranger's message is not kept: only that it came.
         raw: notAllowed ? null : message.toString(),
         receivedAt,
-        defaultFacility,
         answer: (outcome) => ackOf(message, outcome),
       })
       const level = row.status === 'parked' || row.status === 'rejected' ? 'info' : 'debug'

@@ -50,8 +50,6 @@ export interface Received {
   receivedAt: number
   /** The ACK text for an outcome (built by the listener; stored, so a resend gets the same). */
   answer(outcome: Outcome): string
-  /** The facility when nothing in the message names one (HL7_DEFAULT_FACILITY). */
-  defaultFacility: string | null
 }
 
 export interface Hl7MessageOptions {
@@ -158,7 +156,9 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       if (stored) return { duplicate: true, row: stored }
     }
     let result: Outcome
-    let facility: string | null = input.defaultFacility
+    // Ignored and rejected messages are nobody's ward: only an admin bound to no facility sees them
+    // (their text may name a patient of any facility, HL7_DEFAULT_FACILITY says nothing of it).
+    let facility: string | null = null
     if (reading.kind === 'rejected')
       result = outcome('rejected', {
         errorField: reading.rejection.field,
