@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { isLoopbackHost } from './hl7-network.js'
 import { algorithmProblem } from './jwt-algorithms.js'
 import { parsePairs } from './pairs.js'
 
@@ -89,6 +90,11 @@ export function signInProblems(config: SignInSettings): [string, string][] {
     return problems
   }
   if (!URL.canParse(config.OIDC_ISSUER)) problems.push(['OIDC_ISSUER', 'is not a URL'])
+  else if (!secureIssuer(new URL(config.OIDC_ISSUER)))
+    problems.push([
+      'OIDC_ISSUER',
+      'must be https (plain http only on this machine): anyone on the way could hand the service keys of their own',
+    ])
   if (config.OIDC_AUDIENCE === '')
     problems.push(['OIDC_AUDIENCE', 'is required with OIDC_ISSUER: a token issued for another API must be refused'])
   if (config.OIDC_ROLE_MAP === '') problems.push(['OIDC_ROLE_MAP', 'is required with OIDC_ISSUER'])
@@ -101,4 +107,10 @@ export function signInProblems(config: SignInSettings): [string, string][] {
   const problem = algorithmProblem(config.OIDC_ALGORITHMS)
   if (problem !== null) problems.push(['OIDC_ALGORITHMS', problem])
   return problems
+}
+
+/** The provider's keys are fetched from it: over https, or over http from this machine only. */
+function secureIssuer(url: URL): boolean {
+  if (url.protocol === 'https:') return true
+  return url.protocol === 'http:' && isLoopbackHost(url.hostname.replace(/^\[(.*)\]$/, '$1'))
 }

@@ -13,6 +13,8 @@ t.test('a complete setting is read', async (t) => {
   const config = loadConfig({ ...base, OIDC_ALLOW_UNBOUND: 'true', OIDC_CLOCK_SKEW_SECONDS: '10' })
   t.match(config, { OIDC_ALLOW_UNBOUND: true, OIDC_CLOCK_SKEW_SECONDS: 10, OIDC_ALGORITHMS: 'RS256,PS256,ES256' })
   t.equal(loadConfig({}).OIDC_ISSUER, '', 'off by default')
+  for (const issuer of ['http://127.0.0.1:8080', 'http://localhost:8080/realms/ward', 'http://[::1]:8080'])
+    t.equal(loadConfig({ ...base, OIDC_ISSUER: issuer }).OIDC_ISSUER, issuer, `plain http on this machine: ${issuer}`)
 })
 
 t.test('refused settings', async (t) => {
@@ -27,6 +29,8 @@ t.test('refused settings', async (t) => {
     [{ ...base, OIDC_ALGORITHMS: 'HS256' }, /HS256 refused: only .* never an HMAC/],
     [{ ...base, OIDC_ALGORITHMS: ' , ' }, /names no algorithm/],
     [{ ...base, OIDC_ISSUER: 'not a url' }, /OIDC_ISSUER="not a url": is not a URL/],
+    [{ ...base, OIDC_ISSUER: 'http://id.hospital.example/realms/ward' }, /OIDC_ISSUER=.*: must be https/],
+    [{ ...base, OIDC_ISSUER: 'ftp://id.hospital.example/' }, /OIDC_ISSUER=.*: must be https/],
     [{ OIDC_AUDIENCE: 'ward-api' }, /OIDC_AUDIENCE="ward-api": is only read with OIDC_ISSUER set/],
     [{ ...base, OIDC_CLOCK_SKEW_SECONDS: '3600' }, /OIDC_CLOCK_SKEW_SECONDS/],
   ]
