@@ -13,6 +13,14 @@ export interface HubLimits {
 
 export type OpenRefusal = 'too-many-streams' | 'too-many-streams-for-token'
 
+/** What the feed asks of a stream's token at each check. */
+export interface TokenStanding {
+  expiresAt: number | null
+  revokedAt: number | null
+  facility: string | null
+  role: string
+}
+
 /**
  * Reads the feed log in seq order and hands each committed event to every live stream. It reads
  * only after a transaction is over (woken by an append, on the next turn of the event loop) and
@@ -206,21 +214,23 @@ export class FeedHub {
     }
   }
 
-  /** Ends the streams whose token is no longer valid (revoked, expired, or gone). */
-  checkTokens(
-    lookup: (tokenId: string) => { expiresAt: number | null; revokedAt: number | null } | undefined,
-    now = Date.now(),
-  ): void {
-    const valid = new Map<string, boolean>()
+  /**
+   * Ends the streams whose token is no longer valid (revoked, expired, or gone), or whose holder no
+   * longer has the facility or role the stream was opened with (a provider account's latest token
+   * names another facility): a stream never shows more than its holder may see now.
+   */
+  checkTokens(lookup: (tokenId: string) => TokenStanding | undefined, now = Date.now()): void {
+    const standing = new Map<string, TokenStanding | null>()
     for (const stream of this.streams) {
       const id = stream.viewer.tokenId
-      let ok = valid.get(id)
-      if (ok === undefined) {
-        const info = lookup(id)
-        ok = info !== undefined && tokenRefusal(info, now) === null
-        valid.set(id, ok)
+      let info = standing.get(id)
+      if (info === undefined) {
+        const found = lookup(id)
+        info = found !== undefined && tokenRefusal(found, now) === null ? found : null
+        standing.set(id, info)
       }
-      if (!ok) stream.end('token')
+      const same = info !== null && info.facility === stream.viewer.facility && info.role === stream.viewer.role
+      if (!same) stream.end('token')
     }
   }
 

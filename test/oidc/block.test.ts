@@ -65,3 +65,19 @@ t.test("a provider token's stream ends once the person's last token has expired"
   t.ok(stream.ended)
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(short) })).statusCode, 401)
 })
+
+t.test("a provider person's stream ends when their newer token names another facility", async (t) => {
+  const provider = await startTestProvider(t)
+  const { app } = await buildOidcApp(t, provider, { DATABASE_PATH: join(t.testdir(), 'ward.db') })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const inA = await personToken(provider, 'mover', ['ward-nurse'], 'A')
+  const stream = await openStream(`${base}/events`, bearer(inA))
+  t.teardown(() => stream.close())
+  t.equal(stream.status, 200)
+  // The same person, moved to ward B: the stream opened as A's must not go on showing A.
+  const inB = await personToken(provider, 'mover', ['ward-nurse'], 'B')
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(inB) })).statusCode, 200)
+  await stream.until((s) => s.ended, 10_000, 'the stream opened for facility A to end')
+  t.ok(stream.ended)
+})
