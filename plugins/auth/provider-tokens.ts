@@ -45,6 +45,9 @@ function reasonOf(error: unknown): string {
   return 'the bearer token is not valid'
 }
 
+/** People whose session (their latest token's expiry) is kept whatever OIDC_TOKEN_MEMORY says. */
+const MIN_SESSIONS = 100_000
+
 /**
  * Access tokens of the hospital's identity provider: the signature against the provider's keys,
  * `iss` exactly, `aud`, `exp` and `nbf` (with a small clock skew), then the claims (domain/claims.ts).
@@ -53,7 +56,10 @@ function reasonOf(error: unknown): string {
  */
 export function createProviderTokens(keys: ProviderKeys, opts: ProviderTokenOptions) {
   const verified = createLru<{ principal: Principal; expiresAt: number }>(Math.max(opts.memory, 1), Infinity, () => 0)
-  const sessions = createLru<ProviderSession>(Math.max(opts.memory, 1), Infinity, () => 0)
+  // The people with a live token (what their streams and tickets are checked against), apart from
+  // the memory of verified tokens: turning that memory off, or more people than it holds, must not
+  // end anyone's stream. A session is a few hundred bytes.
+  const sessions = createLru<ProviderSession>(Math.max(opts.memory, MIN_SESSIONS), Infinity, () => 0)
   const skewMs = opts.clockSkewSeconds * 1000
 
   function remembered(token: string, now: number): ProviderCheck | null {

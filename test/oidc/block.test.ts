@@ -81,3 +81,21 @@ t.test("a provider person's stream ends when their newer token names another fac
   await stream.until((s) => s.ended, 10_000, 'the stream opened for facility A to end')
   t.ok(stream.ended)
 })
+
+t.test('with OIDC_TOKEN_MEMORY=0 every person keeps their stream while others come', async (t) => {
+  const provider = await startTestProvider(t)
+  const { app } = await buildOidcApp(t, provider, { DATABASE_PATH: join(t.testdir(), 'ward.db'), OIDC_TOKEN_MEMORY: 0 })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const first = await openStream(`${base}/events`, bearer(await personToken(provider, 'ann', ['ward-nurse'], 'A')))
+  t.teardown(() => first.close())
+  t.equal(first.status, 200)
+  // Others after her: with one remembered session hers was pushed out and her stream ended.
+  for (const name of ['bob', 'cy', 'dee']) {
+    const token = await personToken(provider, name, ['ward-nurse'], 'A')
+    t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(token) })).statusCode, 200)
+  }
+  // The feed checks the streams' tokens every second: three checks later hers still runs.
+  await new Promise((resolve) => setTimeout(resolve, 3500))
+  t.notOk(first.ended, 'her stream goes on')
+})
