@@ -103,6 +103,12 @@ class AdtConnection {
   }
 
   private failed(error: Error): void {
+    if (isLibraryNotice(error)) {
+      // The library takes any message with an MSA segment for an answer to something it sent, and
+      // warns that it knows no such message; the message itself still comes to us and is answered.
+      this.opts.log.debug({ remote: this.socket.remoteAddress }, 'HL7: a message with an MSA segment')
+      return
+    }
     if ((error as { code?: unknown }).code !== undefined) {
       // The socket's own trouble (a reset): nothing to answer on it.
       this.opts.log.debug({ err: error, remote: this.socket.remoteAddress }, 'HL7: connection error')
@@ -202,4 +208,10 @@ export function createListener(opts: ListenerOptions) {
       await closed
     },
   }
+}
+
+/** A warning of the MLLP library about a message it still delivers, not a frame it failed to read. */
+function isLibraryNotice(error: Error): boolean {
+  const outcome = (error as { outcome?: { issue?: { severity?: string }[] } }).outcome
+  return outcome?.issue?.every((issue) => issue.severity === 'warning') === true && outcome.issue.length > 0
 }
