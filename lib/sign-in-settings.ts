@@ -97,6 +97,11 @@ export function signInProblems(config: SignInSettings): [string, string][] {
     ])
   if (config.OIDC_AUDIENCE === '')
     problems.push(['OIDC_AUDIENCE', 'is required with OIDC_ISSUER: a token issued for another API must be refused'])
+  if (config.OIDC_BOARD_CLIENT_ID !== '' && config.OIDC_BOARD_CLIENT_ID === config.OIDC_AUDIENCE)
+    problems.push([
+      'OIDC_BOARD_CLIENT_ID',
+      "must not be OIDC_AUDIENCE: the board's ID tokens are issued for its client id, and would pass for access tokens",
+    ])
   if (config.OIDC_ROLE_MAP === '') problems.push(['OIDC_ROLE_MAP', 'is required with OIDC_ISSUER'])
   try {
     // The roles of domain/principal.ts, which lib may not import (a lower rank).

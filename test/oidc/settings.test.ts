@@ -31,6 +31,7 @@ t.test('refused settings', async (t) => {
     [{ ...base, OIDC_ISSUER: 'not a url' }, /OIDC_ISSUER="not a url": is not a URL/],
     [{ ...base, OIDC_ISSUER: 'http://id.hospital.example/realms/ward' }, /OIDC_ISSUER=.*: must be https/],
     [{ ...base, OIDC_ISSUER: 'ftp://id.hospital.example/' }, /OIDC_ISSUER=.*: must be https/],
+    [{ ...base, OIDC_BOARD_CLIENT_ID: 'ward-api' }, /OIDC_BOARD_CLIENT_ID="ward-api": must not be OIDC_AUDIENCE/],
     [{ OIDC_AUDIENCE: 'ward-api' }, /OIDC_AUDIENCE="ward-api": is only read with OIDC_ISSUER set/],
     [{ ...base, OIDC_CLOCK_SKEW_SECONDS: '3600' }, /OIDC_CLOCK_SKEW_SECONDS/],
   ]
