@@ -1,22 +1,15 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import t from 'tap'
 import { buildApp } from '../../app.js'
 import { defaultConfig } from '../../config.js'
 import { openDatabase } from '../../db/connection.js'
+import { readAsNobody } from '../as-nobody.js'
 import { listening, stopServer } from '../reliability/server-process.js'
 
 const modeOf = (path: string) => statSync(path).mode & 0o7777
-const NOBODY = 65_534
 const asAnotherUser = process.getuid?.() === 0 ? {} : { skip: 'reading as another user needs root to switch to it' }
-
-/** What another local user gets when reading `file`: "read" or the error code. */
-function readAsNobody(file: string): string {
-  const script = `try { require('fs').readFileSync(${JSON.stringify(file)}); console.log('read') } catch (e) { console.log(e.code) }`
-  const run = spawnSync(process.execPath, ['-e', script], { uid: NOBODY, gid: NOBODY, encoding: 'utf8' })
-  return run.stdout.trim()
-}
 
 function withUmask<T>(mask: number, body: () => T): T {
   const before = process.umask(mask)

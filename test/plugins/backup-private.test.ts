@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { chmodSync, chownSync, lstatSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
@@ -7,18 +7,12 @@ import t from 'tap'
 import { backupNameFor } from '../../db/backup-files.js'
 import { takeBackup } from '../../db/backups.js'
 import { openDatabase } from '../../db/connection.js'
+import { NOBODY, readAsNobody } from '../as-nobody.js'
 import { buildTestApp, operatorHealth } from '../helper.js'
 import { until } from '../reliability/fault-helpers.js'
 
-const NOBODY = 65_534
 const isRoot = process.getuid?.() === 0
 const needsRoot = isRoot ? {} : { skip: 'acting as another user needs root' }
-
-/** What another local user gets when reading `file`: "read" or the error code. */
-function readAsNobody(file: string): string {
-  const script = `try { require('fs').readFileSync(${JSON.stringify(file)}); console.log('read') } catch (e) { console.log(e.code) }`
-  return spawnSync(process.execPath, ['-e', script], { uid: NOBODY, gid: NOBODY, encoding: 'utf8' }).stdout.trim()
-}
 
 /** A database of the service with ~24 MB beside its tables, so that the online copy takes several steps. */
 function databaseWithBallast(path: string): void {
