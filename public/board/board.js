@@ -90,6 +90,7 @@ function drawCounts(discharged) {
 
 /** Discharges since midnight of the browser's day, counted by the service. */
 async function countDischarges() {
+  if (!session.token) return
   const query = { 'dischargedAt[$gte]': String(startOfToday()), $limit: '0', facility: facility ?? 'null' }
   const { total } = await api('/ward-occupants', { query })
   drawCounts(total)
@@ -112,6 +113,8 @@ function start() {
 }
 
 function signOut(error) {
+  // A count scheduled by the last change would otherwise be asked without a token (a 401).
+  clearTimeout(countTimer)
   feed?.close()
   feed = null
   session.signOut()
