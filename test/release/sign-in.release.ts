@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { publicJwk, startProvider, WARD_API } from '../oidc/provider.js'
@@ -31,7 +31,11 @@ t.test('keys fetched from the provider; kept when it goes away', async (t) => {
   const scripted = await provider.clientCredentials()
   t.equal((await get(scripted)).status, 200, 'a client-credentials token from the provider')
   t.equal((await get(await provider.clientCredentials('api://pharmacy'))).status, 401, 'one for another API')
-  t.match(await (await fetch(`${server.base}/health`)).json(), { identityProvider: { keys: 1 } })
+  // The details of /health are the operator's: the first admin token (no facility) asks.
+  const operator = readFileSync(join(install.dir, 'data', 'first-admin-token'), 'utf8').trim()
+  const health = await fetch(`${server.base}/health`, { headers: { authorization: `Bearer ${operator}` } })
+  t.match(await health.json(), { identityProvider: { keys: 1 } })
+  t.match(await (await fetch(`${server.base}/health`)).json(), { identityProvider: { ok: true } }, 'anonymous: ok only')
   t.equal((await fetch(`${server.base}/board/sign-in.js`)).status, 200, "the board's sign-in script is carried")
   t.match(await (await fetch(`${server.base}/board/sign-in`)).json(), { provider: { clientId: 'bed-board' } })
 
