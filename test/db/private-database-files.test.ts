@@ -7,18 +7,10 @@ import { defaultConfig } from '../../config.js'
 import { openDatabase } from '../../db/connection.js'
 import { readAsNobody } from '../as-nobody.js'
 import { listening, stopServer } from '../reliability/server-process.js'
+import { withUmask } from '../umask.js'
 
 const modeOf = (path: string) => statSync(path).mode & 0o7777
 const asAnotherUser = process.getuid?.() === 0 ? {} : { skip: 'reading as another user needs root to switch to it' }
-
-function withUmask<T>(mask: number, body: () => T): T {
-  const before = process.umask(mask)
-  try {
-    return body()
-  } finally {
-    process.umask(before)
-  }
-}
 
 for (const mask of [0o000, 0o022]) {
   t.test(

@@ -7,22 +7,13 @@ import {
   temporaryName,
   unsafeDirectoryReason,
 } from '../../lib/private-files.js'
+import { NOBODY } from '../as-nobody.js'
+import { withUmask } from '../umask.js'
 
 const modeOf = (path: string) => statSync(path).mode & 0o7777
 const isRoot = process.getuid?.() === 0
 // Giving a file to another user needs root; the tests and CI run as root.
 const needsRoot = isRoot ? {} : { skip: 'giving a directory to another user needs root' }
-const NOBODY = 65_534
-
-/** Runs `body` under `mask`, then restores the umask the test process had. */
-function withUmask<T>(mask: number, body: () => T): T {
-  const before = process.umask(mask)
-  try {
-    return body()
-  } finally {
-    process.umask(before)
-  }
-}
 
 for (const mask of [0o000, 0o022, 0o277]) {
   t.test(`under umask ${mask.toString(8).padStart(3, '0')}: files 0600, directories 0700`, async (t) => {
