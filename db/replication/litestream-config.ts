@@ -32,14 +32,16 @@ export const SYNC_INTERVAL_MS = 1000
 const KEYS_OF_THE_URL = new Set(['url', 'type'])
 // Values under these keys are secrets: scrubbed from whatever Litestream prints.
 const SECRET_KEYS = /(password|secret|access-key-id|token)/i
-// Keys of Litestream's replica settings, named in a message about their line. Any other word
-// before a `:` may be the start of a secret pasted on a line of its own, and is not repeated.
+// Keys of Litestream 0.3's replica settings, named in a message about their line. Any other word
+// before a `:` is refused unnamed: Litestream would ignore it silently (a typo loses the setting),
+// and it may be the start of a secret pasted on a line of its own.
 const NAMED_KEYS = new Set([
   ...KEYS_OF_THE_URL,
-  ...['path', 'bucket', 'region', 'endpoint', 'force-path-style', 'skip-verify', 'access-key-id'],
+  ...['name', 'path', 'bucket', 'region', 'endpoint', 'force-path-style', 'skip-verify', 'access-key-id'],
   ...['secret-access-key', 'sync-interval', 'retention', 'retention-check-interval', 'snapshot-interval'],
   ...['validation-interval', 'host', 'user', 'password', 'key-path', 'account-name', 'account-key', 'age'],
 ])
+const SETTABLE_KEYS = [...NAMED_KEYS].filter((key) => !KEYS_OF_THE_URL.has(key)).join(', ')
 
 /** The Litestream binary: LITESTREAM_PATH, else the one the optional dependency brought. */
 export function litestreamBinary(override: string): string {
@@ -66,8 +68,8 @@ function bundledBinary(): string {
 
 /**
  * REPLICA_CONFIG: `key: value` lines (and indented lines under a key), comments and blank lines.
- * It is not parsed as YAML here (Litestream does that): only what would break the file around it,
- * or contradict REPLICA_URL, is refused.
+ * It is not parsed as YAML here (Litestream does that): what would break the file around it,
+ * contradict REPLICA_URL, or be ignored by Litestream (a key it does not know) is refused.
  */
 export function readReplicaExtras(file: string): string[] {
   let text: string
@@ -92,6 +94,8 @@ export function readReplicaExtras(file: string): string[] {
       throw new ConfigError(`${where}: expected "key: value", e.g. "key-path: /etc/replica_key"`)
     if (key !== undefined && KEYS_OF_THE_URL.has(key))
       throw new ConfigError(`${where}: "${key}" comes from REPLICA_URL; remove it here`)
+    if (key === undefined || !NAMED_KEYS.has(key))
+      throw new ConfigError(`${where}: not one of Litestream 0.3's replica settings (${SETTABLE_KEYS})`)
   })
   return numbered.map(({ line }) => line)
 }

@@ -148,6 +148,18 @@ t.test('REPLICA_CONFIG: a refused line is named by its number, never quoted with
     /line 1 \(url\): "url" comes from REPLICA_URL/,
     'a known key',
   )
+  // Litestream ignores a key it does not know: a typo would lose the setting without a word, and a
+  // secret pasted on a line of its own and ending in `:` looks like a key (a drawn secret found it).
+  for (const [line, secret] of [
+    ['sync-intervall: 10s', ''],
+    ['AKIAQWERTY7ZXCV9:', 'AKIAQWERTY7ZXCV9'],
+    ['passwordHUNTER2XK9:', 'HUNTER2XK9'],
+  ] as const) {
+    writeFileSync(file, `endpoint: http://minio:9000\n${line}\n`)
+    const message = messageOf(() => readReplicaExtras(file)) ?? 'accepted'
+    t.match(message, /replica\.yml, line 2: not one of Litestream 0\.3's replica settings \(name, path, /, line)
+    if (secret !== '') t.equal(leakIn(message, secret), null, 'the line is not quoted')
+  }
 })
 
 t.test('the start-up refusals, as the server and the command line print them', async (t) => {
