@@ -7,6 +7,7 @@ import type { NewNotification } from '../../domain/ward-events.js'
 import { newId } from '../../lib/ids.js'
 import type { WriteQueue } from '../write-queue.js'
 import type { AdtWard } from './adt-ward.js'
+import { createResendCheck, reuseRefusal } from './hl7-resends.js'
 
 export const MESSAGE_STATUSES = ['applied', 'ignored', 'parked', 'rejected', 'dismissed'] as const
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
@@ -42,11 +43,19 @@ export interface Hl7MessageRow {
   raw: string | null
   resolved_at: number | null
   resolved_by: string | null
+  /** contentDigest of the text (domain/hl7-content.ts); null: logged before migration 15. */
+  digest: string | null
+  /** A message refused for reusing a control id: the id of the row that holds it. */
+  control_id_used_by: string | null
+  /** A parked message: the reading settings at receipt (JSON), for its retry. */
+  read_with: string | null
 }
 
 export interface Received {
   reading: AdtReading
   raw: string | null
+  /** contentDigest of the message's text: a resend is the same sender, control id and content. */
+  digest: string
   receivedAt: number
   /** The ACK text for an outcome (built by the listener; stored, so a resend gets the same). */
   answer(outcome: Outcome): string
@@ -90,13 +99,13 @@ function outcome(status: MessageStatus, extra: Partial<Outcome> = {}): Outcome {
 export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
   const insert = db.prepare(
     `INSERT INTO hl7_messages (id, sending_application, sending_facility, control_id, message_type, event, facility,
-       encounter, received_at, event_at, status, ack_code, ack, error_field, error, park_code, raw)
+       encounter, received_at, event_at, status, ack_code, ack, error_field, error, park_code, raw, digest,
+       control_id_used_by, read_with)
      VALUES (:id, :sending_application, :sending_facility, :control_id, :message_type, :event, :facility,
-       :encounter, :received_at, :event_at, :status, :ack_code, :ack, :error_field, :error, :park_code, :raw)`,
+       :encounter, :received_at, :event_at, :status, :ack_code, :ack, :error_field, :error, :park_code, :raw, :digest,
+       :control_id_used_by, :read_with)`,
   )
-  const byKey = db.prepare<[string, string, string], Hl7MessageRow>(
-    'SELECT * FROM hl7_messages WHERE sending_application = ? AND sending_facility = ? AND control_id = ?',
-  )
+  const sighting = createResendCheck(db)
   const byId = db.prepare<[string], Hl7MessageRow>('SELECT * FROM hl7_messages WHERE id = ?')
   const resolve = db.prepare(
     `UPDATE hl7_messages SET status = :status, error = :error, park_code = :park_code, resolved_at = :at,
@@ -151,15 +160,14 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
   function receive(input: Received): { duplicate: boolean; row: Hl7MessageRow } {
     const { reading } = input
     const header = reading.header
-    if (header) {
-      const stored = byKey.get(header.sendingApplication, header.sendingFacility, header.controlId)
-      if (stored) return { duplicate: true, row: stored }
-    }
+    const seen = sighting(header, input.digest)
+    if (seen.kind === 'resend') return { duplicate: true, row: seen.row }
     let result: Outcome
     // Ignored and rejected messages are nobody's ward: only an admin bound to no facility sees them
     // (their text may name a patient of any facility, HL7_DEFAULT_FACILITY says nothing of it).
     let facility: string | null = null
-    if (reading.kind === 'rejected')
+    if (seen.kind === 'reused') result = outcome('rejected', reuseRefusal(seen.usedBy))
+    else if (reading.kind === 'rejected')
       result = outcome('rejected', {
         errorField: reading.rejection.field,
         error: reading.rejection.reason,
@@ -188,6 +196,9 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       raw: input.raw,
       resolved_at: null,
       resolved_by: null,
+      digest: input.digest,
+      control_id_used_by: seen.kind === 'reused' ? seen.usedBy.id : null,
+      read_with: null,
     }
     insert.run(row)
     if (row.status === 'parked') notifyParked(row)
