@@ -5,6 +5,7 @@ import { FAULT_MESSAGES, faultOfError } from '../db/storage-faults.js'
 import { type AdtReading, type AdtSettings, readAdt } from '../domain/adt-message.js'
 import { contentDigest } from '../domain/hl7-content.js'
 import { ackFor, ackForUnparseable } from './acks.js'
+import { readingSettingsText } from './reading-settings.js'
 
 export interface AnswerOptions {
   log: Hl7MessageLog
@@ -48,6 +49,7 @@ function screenSender(reading: AdtReading, senders: Set<string>): AdtReading {
  * The raw text and the fields are patient data: the log gets ids and outcomes only.
  */
 export function createAnswerer(opts: AnswerOptions) {
+  const readWith = readingSettingsText(opts.settings)
   return async function answer(message: Hl7Message): Promise<string> {
     const receivedAt = Date.now()
     try {
@@ -59,6 +61,7 @@ export function createAnswerer(opts: AnswerOptions) {
         // A stranger's message is not kept: only that it came.
         raw: notAllowed ? null : text,
         digest: contentDigest(text),
+        readWith,
         receivedAt,
         answer: (outcome) => ackOf(message, outcome),
       })

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3'
 import type { AdtReading, MessageHeader, WardMessage } from '../../domain/adt-message.js'
 import type { ParkCode } from '../../domain/adt-ward.js'
-import { Hl7NotParkedError } from '../../domain/errors.js'
+import { Hl7FacilityChangedError, Hl7NotParkedError } from '../../domain/errors.js'
 import type { Principal } from '../../domain/principal.js'
 import type { NewNotification } from '../../domain/ward-events.js'
 import { newId } from '../../lib/ids.js'
@@ -56,6 +56,8 @@ export interface Received {
   raw: string | null
   /** contentDigest of the message's text: a resend is the same sender, control id and content. */
   digest: string
+  /** The settings the text was read with, kept with a parked message so a retry reads it alike. */
+  readWith: string
   receivedAt: number
   /** The ACK text for an outcome (built by the listener; stored, so a resend gets the same). */
   answer(outcome: Outcome): string
@@ -198,7 +200,8 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       resolved_by: null,
       digest: input.digest,
       control_id_used_by: seen.kind === 'reused' ? seen.usedBy.id : null,
-      read_with: null,
+      // Only a parked message is ever read again (its retry).
+      read_with: result.status === 'parked' ? input.readWith : null,
     }
     insert.run(row)
     if (row.status === 'parked') notifyParked(row)
@@ -214,7 +217,11 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
   }
 
   function retry(id: string, message: WardMessage, header: MessageHeader, by: string, now: number): Hl7MessageRow {
-    parked(id)
+    const row = parked(id)
+    // Applied only to the facility it was parked (listed, notified, authorised) under. Filed under
+    // none, only an admin bound to no facility could see it, and it may go where its encounter is.
+    const concerned = adtWard.facilityOf(message)
+    if (row.facility !== null && concerned !== row.facility) throw new Hl7FacilityChangedError(id, row.facility)
     const { result } = applyWard(header, message)
     const resolved = result.status === 'applied'
     resolve.run({
