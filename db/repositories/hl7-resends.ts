@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3'
 import type { MessageHeader } from '../../domain/adt-message.js'
-import type { Hl7MessageRow } from './hl7-messages.js'
+import type { Hl7MessageRow } from './hl7-message-row.js'
 
 /** What a received message is, against the log: new, a resend of one answered, or a reused control id. */
 export type Sighting =
