@@ -48,6 +48,15 @@ export const HL7_SETTINGS = {
     default: 30_000,
     description: 'a started frame not finished within this time, or bytes outside any frame, close the connection',
   }),
+  // A ward's interface engine opens 1 to 4 connections (one per channel); 8 leaves room for each
+  // to reconnect while its old connection is not yet found dead (TCP keepalive, ~11 minutes), and
+  // bounds what the feed may hold to 8 frames of HL7_MAX_MESSAGE_BYTES (docs/ADT.md, "Limits").
+  HL7_MAX_CONNECTIONS: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 8,
+    description: 'MLLP connections open at once; one more is closed before anything is read (logged, counted)',
+  }),
   HL7_KEEP_DAYS: Type.Integer({
     minimum: 1,
     maximum: 36_500,

@@ -41,6 +41,19 @@ const Hl7Health = Type.Object(
     parked: Type.Integer({
       description: 'ADT messages parked, waiting for an admin (GET /hl7/messages?status=parked)',
     }),
+    connections: Type.Optional(
+      Type.Object(
+        {
+          open: Type.Integer({ description: 'MLLP connections open now' }),
+          max: Type.Integer({ description: 'HL7_MAX_CONNECTIONS' }),
+          refused: Type.Object({
+            full: Type.Integer({ description: 'connections closed unread because HL7_MAX_CONNECTIONS were open' }),
+            address: Type.Integer({ description: 'connections refused: not in HL7_ALLOWED_ADDRESSES' }),
+          }),
+        },
+        { description: "the listener's connections since the start (details only)" },
+      ),
+    ),
   },
   {
     description:
@@ -110,7 +123,7 @@ function statusOnly(health: Detailed): Static<typeof PublicHealth> {
   return {
     status,
     database,
-    ...(hl7 ? { hl7 } : {}),
+    ...(hl7 ? { hl7: { listening: hl7.listening, parked: hl7.parked } } : {}),
     ...(backups ? { backups: { ok: backups.failing === undefined } } : {}),
     ...(replication ? { replication: { ok: replication.running && replication.failing === undefined } } : {}),
     // Keys kept from an earlier fetch still verify tokens: ok while any are held.
@@ -163,7 +176,9 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
   function hl7Health(): { hl7?: Static<typeof Hl7Health> } {
     const listening = fastify.hl7.port !== null
     const parked = fastify.hl7.messages.parkedCount()
-    return listening || parked > 0 ? { hl7: { listening, parked } } : {}
+    const connections = fastify.hl7.connections()
+    if (!listening && parked === 0) return {}
+    return { hl7: { listening, parked, ...(connections === null ? {} : { connections }) } }
   }
 
   function providerHealth(): { identityProvider?: Static<typeof ProviderHealth> } {
