@@ -49,7 +49,7 @@ export const HL7_SETTINGS = {
     description: 'a started frame not finished within this time, or bytes outside any frame, close the connection',
   }),
   // A ward's interface engine opens 1 to 4 connections (one per channel); 8 leaves room for each
-  // to reconnect while its old connection is not yet found dead (TCP keepalive, ~11 minutes), and
+  // to reconnect while its old connection is not yet found dead (TCP keepalive, ~12 minutes), and
   // bounds what the feed may hold to 8 frames of HL7_MAX_MESSAGE_BYTES (docs/ADT.md, "Limits").
   HL7_MAX_CONNECTIONS: Type.Integer({
     minimum: 1,
