@@ -484,3 +484,15 @@ CREATE TABLE blocked_accounts (
   blocked_at INTEGER NOT NULL,
   reason TEXT
 ) STRICT;
+
+-- migration 15: provider accounts seen as admins (who is told of a parked ADT message)
+-- The service knows a person of the identity provider only from the tokens they present. An account
+-- seen with the admin role is recorded with its facility (NULL: a token without one, every facility);
+-- seen again with another facility it is moved, seen without the admin role it is removed. Parked ADT
+-- messages are addressed to these accounts beside the owners of admin service tokens.
+CREATE TABLE provider_admins (
+  account     TEXT PRIMARY KEY,
+  facility    TEXT,
+  recorded_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX provider_admins_facility ON provider_admins (facility);
