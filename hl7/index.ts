@@ -90,6 +90,8 @@ export default fp<{ config: Config }>(
     fastify.decorate('hl7', feed)
     if (config.HL7_PORT !== undefined) {
       const addresses = parseAddressList(config.HL7_ALLOWED_ADDRESSES)
+      // Both checked at start (lib/hl7-settings.ts): a problem cannot reach here.
+      const senders = parseSenders(config.HL7_ALLOWED_SENDERS)
       const listener = createListener({
         host: config.HL7_HOST,
         port: config.HL7_PORT,
@@ -102,7 +104,7 @@ export default fp<{ config: Config }>(
         answer: createAnswerer({
           log: messages,
           settings,
-          senders: parseSenders(config.HL7_ALLOWED_SENDERS),
+          senders: 'rules' in senders ? senders.rules : new Map(),
           logger: fastify.log,
         }),
         refuse: (reason, head) => refusal(reason, head, config.HL7_MAX_MESSAGE_BYTES),

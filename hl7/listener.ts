@@ -18,8 +18,8 @@ export interface ListenerOptions {
   /** Connections open at once (HL7_MAX_CONNECTIONS); one more is closed before anything is read. */
   maxConnections: number
   log: FastifyBaseLogger
-  /** The ACK of one parsed message; never rejects (a failure is an AE). */
-  answer(message: Hl7Message): Promise<string>
+  /** The ACK of one parsed message from a client address; never rejects (a failure is an AE). */
+  answer(message: Hl7Message, remote: string): Promise<string>
   /** The AR of a frame the connection cannot take: too large, or not HL7 at all. */
   refuse(reason: 'too-large' | 'unparseable', headText: string): string
 }
@@ -68,7 +68,7 @@ class AdtConnection {
   /** A message the library parsed: answered in turn, unless it is the refused frame or one after it. */
   private take(event: Hl7MessageEvent): void {
     const index = this.received++
-    if (index < this.lastTaken) this.enqueue(() => this.opts.answer(event.message))
+    if (index < this.lastTaken) this.enqueue(() => this.opts.answer(event.message, this.socket.remoteAddress ?? ''))
   }
 
   private measure(chunk: Buffer): void {

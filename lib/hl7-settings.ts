@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { isKnownTimeZone, isLoopbackHost, parseAddressList } from './hl7-network.js'
+import { isKnownTimeZone, isLoopbackHost, parseAddressList, parseSenders } from './hl7-network.js'
 
 /**
  * The settings of the ADT feed (HL7 v2 over MLLP; hl7/ and docs/ADT.md), part of the one environment
@@ -23,7 +23,8 @@ export const HL7_SETTINGS = {
   }),
   HL7_ALLOWED_SENDERS: Type.String({
     default: '',
-    description: 'senders that may send, as MSH-3^MSH-4, comma-separated (HIS^GENERAL); empty: any; others get AR',
+    description:
+      'senders that may send, as MSH-3^MSH-4, comma-separated (HIS^GENERAL), each optionally bound to a client address or range (LAB^GENERAL@10.1.2.7); empty: any; others get AR. A filter on what an admitted client claims, not authentication',
   }),
   HL7_DEFAULT_FACILITY: Type.String({ default: '', description: 'facility when PV1-3.4 is empty' }),
   HL7_PATIENT_ID_TYPE: Type.String({
@@ -73,6 +74,8 @@ export function hl7Problems(config: Hl7Settings): [string, string][] {
   const problems: [string, string][] = []
   const addresses = parseAddressList(config.HL7_ALLOWED_ADDRESSES)
   if ('problem' in addresses) problems.push(['HL7_ALLOWED_ADDRESSES', addresses.problem])
+  const senders = parseSenders(config.HL7_ALLOWED_SENDERS)
+  if ('problem' in senders) problems.push(['HL7_ALLOWED_SENDERS', senders.problem])
   if ((config.HL7_TLS_CERT === '') !== (config.HL7_TLS_KEY === ''))
     problems.push([
       config.HL7_TLS_CERT === '' ? 'HL7_TLS_CERT' : 'HL7_TLS_KEY',

@@ -53,8 +53,10 @@ export function ackOf(ack: string): { code: string; control: string; text: strin
  */
 export async function openRawSocket(
   port: number,
+  /** The client's own address (127.0.0.2 is this machine too, seen as another client). */
+  localAddress = '127.0.0.1',
 ): Promise<{ socket: Socket; acks: string[]; next(n: number): Promise<string[]> }> {
-  const socket = connect({ port, host: '127.0.0.1' })
+  const socket = connect({ port, host: '127.0.0.1', localAddress })
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
   socket.setNoDelay(true)
   const codec = new MLLPCodec()
