@@ -22,6 +22,12 @@ export async function openSender(port: number, version: HL7Version = '2.5.1', ho
       resolve?.(res.getMessage().toString())
     },
   )
+  // Sent to before it is connected, the library opens a second socket and leaves the first one
+  // open: a connection the listener counts against HL7_MAX_CONNECTIONS. An engine connects first.
+  await new Promise<void>((resolve, reject) => {
+    connection.once('connect', () => resolve())
+    connection.once('client.error', reject)
+  })
   return {
     send(text: string) {
       return new Promise<string>((resolve, reject) => {
