@@ -485,7 +485,58 @@ CREATE TABLE blocked_accounts (
   reason TEXT
 ) STRICT;
 
--- migration 15: provider accounts seen as admins (who is told of a parked ADT message)
+-- migration 15: the ADT log keeps what each message said: exactly-once by sender, control id and content
+-- A sender whose control ids restart (a reinstall, a counter reset) sends new messages under ids it
+-- used before; only a resend of the same content may get the stored ACK (docs/ADT.md, "Exactly
+-- once"). `digest` is the SHA-256 of the message's segments joined by CR (NULL: logged before this
+-- migration; such a row keeps the old rule, same key = resend). A message refused because its
+-- control id was already used for another is logged too, under its own control id, with
+-- `control_id_used_by` naming the row that holds the id; so the one-row-per-key rule becomes a
+-- unique index over the answered messages only, and the table is rebuilt (SQLite cannot drop a
+-- table's UNIQUE constraint). A refused message resent gets its stored AR: one row per content.
+-- `read_with` holds, for a parked message, the settings its text was read with at receipt
+-- (HL7_DEFAULT_FACILITY, HL7_PATIENT_ID_TYPE, HL7_TIMEZONE): a retry reads it the same way.
+CREATE TABLE hl7_messages_15 (
+  id                 TEXT PRIMARY KEY,
+  sending_application TEXT NOT NULL,
+  sending_facility   TEXT NOT NULL,
+  control_id         TEXT,
+  message_type       TEXT,
+  event              TEXT,
+  facility           TEXT,
+  encounter          TEXT,
+  received_at        INTEGER NOT NULL,
+  event_at           INTEGER,
+  status             TEXT NOT NULL CHECK (status IN ('applied', 'ignored', 'parked', 'rejected', 'dismissed')),
+  ack_code           TEXT NOT NULL CHECK (ack_code IN ('AA', 'AR')),
+  ack                TEXT NOT NULL,
+  error_field        TEXT,
+  error              TEXT,
+  park_code          TEXT,
+  raw                TEXT,
+  resolved_at        INTEGER,
+  resolved_by        TEXT,
+  digest             TEXT,
+  control_id_used_by TEXT,                   -- refused: the id of the row that already had this control id
+  read_with          TEXT,                   -- parked: JSON of the reading settings at receipt
+  CHECK (control_id_used_by IS NULL OR (status = 'rejected' AND digest IS NOT NULL))
+) STRICT;
+INSERT INTO hl7_messages_15 (id, sending_application, sending_facility, control_id, message_type, event, facility,
+  encounter, received_at, event_at, status, ack_code, ack, error_field, error, park_code, raw, resolved_at, resolved_by)
+SELECT id, sending_application, sending_facility, control_id, message_type, event, facility,
+  encounter, received_at, event_at, status, ack_code, ack, error_field, error, park_code, raw, resolved_at, resolved_by
+FROM hl7_messages;
+DROP TABLE hl7_messages;
+ALTER TABLE hl7_messages_15 RENAME TO hl7_messages;
+CREATE UNIQUE INDEX hl7_messages_answered ON hl7_messages (sending_application, sending_facility, control_id)
+  WHERE control_id_used_by IS NULL;
+CREATE UNIQUE INDEX hl7_messages_refused ON hl7_messages (control_id_used_by, digest)
+  WHERE control_id_used_by IS NOT NULL;
+CREATE INDEX hl7_messages_encounter_applied ON hl7_messages (encounter, event_at) WHERE status = 'applied';
+CREATE INDEX hl7_messages_status ON hl7_messages (status, facility, received_at);
+CREATE INDEX hl7_messages_raw_kept ON hl7_messages (received_at) WHERE raw IS NOT NULL;
+
+-- migration 16: provider accounts seen as admins (who is told of a parked ADT message)
 -- The service knows a person of the identity provider only from the tokens they present. An account
 -- seen with the admin role is recorded with its facility (NULL: a token without one, every facility);
 -- seen again with another facility it is moved, seen without the admin role it is removed. Parked ADT

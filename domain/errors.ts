@@ -23,3 +23,12 @@ export const AlreadyDischargedError = createError('ALREADY_DISCHARGED', 'ward oc
 export const Hl7NotParkedError = createError('HL7_NOT_PARKED', 'HL7 message %s is %s, not parked', 409)
 // An admin's retry of a parked ADT message that still does not fit the ward; the message says why.
 export const Hl7StillParkedError = createError('HL7_STILL_PARKED', 'still parked: %s', 409)
+// An admin's retry of a parked ADT message that would now land in another facility than the one it
+// was filed (listed, notified, authorised) under: its encounter lies elsewhere now or, for a message
+// logged before migration 15, the settings it is read with changed. The other facility is not named:
+// the admin asking may be bound to the first one.
+export const Hl7FacilityChangedError = createError(
+  'HL7_FACILITY_CHANGED',
+  'HL7 message %s was parked under facility %s and would now apply to another; a retry never applies it elsewhere than it was filed: dismiss it, and resolve it where it belongs',
+  409,
+)

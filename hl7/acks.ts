@@ -21,6 +21,7 @@ const CODE_TEXT: Record<number, string> = {
   101: 'Required field missing',
   102: 'Data type error',
   200: 'Unsupported message type',
+  205: 'Duplicate key identifier',
   206: 'Application record locked',
   207: 'Application internal error',
 }

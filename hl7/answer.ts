@@ -3,8 +3,10 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Hl7MessageLog, Outcome } from '../db/repositories/hl7-messages.js'
 import { FAULT_MESSAGES, faultOfError } from '../db/storage-faults.js'
 import { type AdtReading, type AdtSettings, readAdt } from '../domain/adt-message.js'
+import { contentDigest } from '../domain/hl7-content.js'
 import { type SenderRules, senderAllowed } from '../lib/hl7-network.js'
 import { ackFor, ackForUnparseable } from './acks.js'
+import { readingSettingsText } from './reading-settings.js'
 
 export interface AnswerOptions {
   log: Hl7MessageLog
@@ -55,28 +57,39 @@ function screenSender(reading: AdtReading, senders: SenderRules, remote: string)
  * The raw text and the fields are patient data: the log gets ids and outcomes only.
  */
 export function createAnswerer(opts: AnswerOptions) {
+  const readWith = readingSettingsText(opts.settings)
   return async function answer(message: Hl7Message, remote = ''): Promise<string> {
     const receivedAt = Date.now()
     try {
       const reading = screenSender(readAdt(message, opts.settings), opts.senders, remote)
       const notAllowed = reading.kind === 'rejected' && reading.rejection.field === 'MSH-3'
+      const text = message.toString()
       const { row, duplicate } = await opts.log.receive({
         reading,
         // A stranger's message is not kept: only that it came.
-        raw: notAllowed ? null : message.toString(),
+        raw: notAllowed ? null : text,
+        digest: contentDigest(text),
+        readWith,
         receivedAt,
         answer: (outcome) => ackOf(message, outcome),
       })
-      const level = row.status === 'parked' || row.status === 'rejected' ? 'info' : 'debug'
+      // A reused control id is likely a sender's counter reset: its messages are refused until fixed.
+      const reused = row.control_id_used_by !== null && !duplicate
+      const level = reused ? 'warn' : row.status === 'parked' || row.status === 'rejected' ? 'info' : 'debug'
       opts.logger[level](
         {
           hl7: { sender: row.sending_application, controlId: row.control_id, event: row.event },
           status: row.status,
           parkCode: row.park_code ?? undefined,
           errorField: row.error_field ?? undefined,
+          controlIdUsedBy: row.control_id_used_by ?? undefined,
           duplicate,
         },
-        duplicate ? 'HL7 resend: the stored ACK was sent again' : `HL7 message ${row.status}`,
+        duplicate
+          ? 'HL7 resend: the stored ACK was sent again'
+          : reused
+            ? 'HL7 control id already used by this sender for a different message: AR'
+            : `HL7 message ${row.status}`,
       )
       return row.ack
     } catch (error) {

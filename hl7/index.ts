@@ -9,6 +9,7 @@ import { NotFoundError } from '../domain/errors.js'
 import { parseAddressList, parseSenders } from '../lib/hl7-network.js'
 import { createAnswerer, refusal } from './answer.js'
 import { createListener } from './listener.js'
+import { settingsAtReceipt } from './reading-settings.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -76,7 +77,9 @@ export default fp<{ config: Config }>(
     async function retry(id: string, by: string): Promise<Hl7MessageRow> {
       const row = messages.get(id)
       if (!row) throw new NotFoundError('HL7 message', id)
-      const reading = row.raw === null ? null : readAdt(Hl7Message.parse(row.raw), settings)
+      // Read as at receipt: today's settings could make it another facility's, patient's or time.
+      const reading =
+        row.raw === null ? null : readAdt(Hl7Message.parse(row.raw), settingsAtReceipt(row.read_with, settings))
       if (reading?.kind !== 'ward') throw new NotFoundError('parked HL7 message text of', id)
       return messages.retry(id, reading.message, reading.header, by)
     }

@@ -9,6 +9,13 @@ export const Hl7MessageRecord = Type.Object({
   sendingApplication: Type.String({ description: 'MSH-3' }),
   sendingFacility: Type.String({ description: 'MSH-4' }),
   controlId: Type.Optional(Type.String({ description: 'MSH-10' })),
+  controlIdUsedBy: Type.Optional(
+    Type.String({
+      pattern: Id.pattern,
+      description:
+        'refused (AR on MSH-10): the id of the logged message that already had this control id from this sender, with other content',
+    }),
+  ),
   messageType: Type.Optional(Type.String({ description: 'MSH-9.1, e.g. ADT' })),
   event: Type.Optional(Type.String({ description: 'MSH-9.2, e.g. A01' })),
   facility: Type.Optional(Type.String({ description: 'the ward facility the message concerns' })),

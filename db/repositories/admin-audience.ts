@@ -3,7 +3,7 @@ import type { Database } from 'better-sqlite3'
 /**
  * The admins of a facility the service knows of, to address a notification only admins should get
  * (a parked ADT message): the owners of unrevoked admin service tokens and the provider accounts
- * last seen signing in as admins (provider_admins, migration 15), of that facility or of none
+ * last seen signing in as admins (provider_admins, migration 16), of that facility or of none
  * (every facility), less blocked accounts. A facility-bound admin of another facility is never
  * among them; an admin of the provider the service has not seen yet cannot be (docs/ADT.md).
  */

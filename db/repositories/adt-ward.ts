@@ -105,7 +105,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
    */
   function apply(actor: Principal, message: WardMessage): { plan: WardPlan; facility: string | null } {
     const state = stateOf(message.encounter)
-    const facility = message.location?.facility ?? state.encounterOccupants[0]?.facility ?? message.facility
+    const facility = concernedFacility(message, state.encounterOccupants[0])
     const plan = planWardChange(message, state, opts.transferOnA08)
     if (plan.kind === 'park') return { plan, facility }
     try {
@@ -121,7 +121,17 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
     return { plan, facility }
   }
 
-  return { apply }
+  return {
+    apply,
+    /** The facility `apply` would file the message under now (a retry checks it is still the one it was). */
+    facilityOf: (message: WardMessage): string | null =>
+      concernedFacility(message, ofEncounter.get(message.encounter) ?? undefined),
+  }
+}
+
+/** The facility a message concerns: its location's, else its encounter's latest stay's, else the one it names. */
+function concernedFacility(message: WardMessage, latestStay: { facility: string | null } | undefined): string | null {
+  return message.location?.facility ?? latestStay?.facility ?? message.facility
 }
 
 export type AdtWard = ReturnType<typeof createAdtWard>

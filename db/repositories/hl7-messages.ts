@@ -1,57 +1,22 @@
 import type { Database } from 'better-sqlite3'
-import type { AdtReading, MessageHeader, WardMessage } from '../../domain/adt-message.js'
-import type { ParkCode } from '../../domain/adt-ward.js'
-import { Hl7NotParkedError } from '../../domain/errors.js'
+import type { MessageHeader, WardMessage } from '../../domain/adt-message.js'
+import { Hl7FacilityChangedError, Hl7NotParkedError } from '../../domain/errors.js'
 import type { Principal } from '../../domain/principal.js'
 import type { NewNotification } from '../../domain/ward-events.js'
 import { newId } from '../../lib/ids.js'
 import type { WriteQueue } from '../write-queue.js'
 import { createAdminAudience } from './admin-audience.js'
 import type { AdtWard } from './adt-ward.js'
+import type { Hl7MessageRow, MessageStatus, Outcome, Received } from './hl7-message-row.js'
+import { createResendCheck, reuseRefusal } from './hl7-resends.js'
 
-export const MESSAGE_STATUSES = ['applied', 'ignored', 'parked', 'rejected', 'dismissed'] as const
-export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
-
-/** What became of a message, from which its ACK is built. */
-export interface Outcome {
-  status: MessageStatus
-  ackCode: 'AA' | 'AR'
-  errorField: string | null
-  error: string | null
-  /** HL7 table 0357 code of a rejection, for the ACK's ERR segment. */
-  errorCode: number | null
-  parkCode: ParkCode | null
-}
-
-export interface Hl7MessageRow {
-  id: string
-  sending_application: string
-  sending_facility: string
-  control_id: string | null
-  message_type: string | null
-  event: string | null
-  facility: string | null
-  encounter: string | null
-  received_at: number
-  event_at: number | null
-  status: MessageStatus
-  ack_code: 'AA' | 'AR'
-  ack: string
-  error_field: string | null
-  error: string | null
-  park_code: string | null
-  raw: string | null
-  resolved_at: number | null
-  resolved_by: string | null
-}
-
-export interface Received {
-  reading: AdtReading
-  raw: string | null
-  receivedAt: number
-  /** The ACK text for an outcome (built by the listener; stored, so a resend gets the same). */
-  answer(outcome: Outcome): string
-}
+export {
+  type Hl7MessageRow,
+  MESSAGE_STATUSES,
+  type MessageStatus,
+  type Outcome,
+  type Received,
+} from './hl7-message-row.js'
 
 export interface Hl7MessageOptions {
   writes: WriteQueue
@@ -91,13 +56,13 @@ function outcome(status: MessageStatus, extra: Partial<Outcome> = {}): Outcome {
 export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
   const insert = db.prepare(
     `INSERT INTO hl7_messages (id, sending_application, sending_facility, control_id, message_type, event, facility,
-       encounter, received_at, event_at, status, ack_code, ack, error_field, error, park_code, raw)
+       encounter, received_at, event_at, status, ack_code, ack, error_field, error, park_code, raw, digest,
+       control_id_used_by, read_with)
      VALUES (:id, :sending_application, :sending_facility, :control_id, :message_type, :event, :facility,
-       :encounter, :received_at, :event_at, :status, :ack_code, :ack, :error_field, :error, :park_code, :raw)`,
+       :encounter, :received_at, :event_at, :status, :ack_code, :ack, :error_field, :error, :park_code, :raw, :digest,
+       :control_id_used_by, :read_with)`,
   )
-  const byKey = db.prepare<[string, string, string], Hl7MessageRow>(
-    'SELECT * FROM hl7_messages WHERE sending_application = ? AND sending_facility = ? AND control_id = ?',
-  )
+  const sighting = createResendCheck(db)
   const byId = db.prepare<[string], Hl7MessageRow>('SELECT * FROM hl7_messages WHERE id = ?')
   const resolve = db.prepare(
     `UPDATE hl7_messages SET status = :status, error = :error, park_code = :park_code, resolved_at = :at,
@@ -147,15 +112,14 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
   function receive(input: Received): { duplicate: boolean; row: Hl7MessageRow } {
     const { reading } = input
     const header = reading.header
-    if (header) {
-      const stored = byKey.get(header.sendingApplication, header.sendingFacility, header.controlId)
-      if (stored) return { duplicate: true, row: stored }
-    }
+    const seen = sighting(header, input.digest)
+    if (seen.kind === 'resend') return { duplicate: true, row: seen.row }
     let result: Outcome
     // Ignored and rejected messages are nobody's ward: only an admin bound to no facility sees them
     // (their text may name a patient of any facility, HL7_DEFAULT_FACILITY says nothing of it).
     let facility: string | null = null
-    if (reading.kind === 'rejected')
+    if (seen.kind === 'reused') result = outcome('rejected', reuseRefusal(seen.usedBy))
+    else if (reading.kind === 'rejected')
       result = outcome('rejected', {
         errorField: reading.rejection.field,
         error: reading.rejection.reason,
@@ -184,6 +148,10 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       raw: input.raw,
       resolved_at: null,
       resolved_by: null,
+      digest: input.digest,
+      control_id_used_by: seen.kind === 'reused' ? seen.usedBy.id : null,
+      // Only a parked message is ever read again (its retry).
+      read_with: result.status === 'parked' ? input.readWith : null,
     }
     insert.run(row)
     if (row.status === 'parked') notifyParked(row)
@@ -199,7 +167,11 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
   }
 
   function retry(id: string, message: WardMessage, header: MessageHeader, by: string, now: number): Hl7MessageRow {
-    parked(id)
+    const row = parked(id)
+    // Applied only to the facility it was parked (listed, notified, authorised) under. Filed under
+    // none, only an admin bound to no facility could see it, and it may go where its encounter is.
+    const concerned = adtWard.facilityOf(message)
+    if (row.facility !== null && concerned !== row.facility) throw new Hl7FacilityChangedError(id, row.facility)
     const { result } = applyWard(header, message)
     const resolved = result.status === 'applied'
     resolve.run({

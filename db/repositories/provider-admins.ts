@@ -7,7 +7,7 @@ import type { WriteQueue } from '../write-queue.js'
 const REMEMBERED = 100_000
 
 /**
- * The provider's admins as far as the service can know them (migration 15): each provider principal
+ * The provider's admins as far as the service can know them (migration 16): each provider principal
  * it accepts says whether that account is an admin, and of which facility, at that moment. The
  * table changes only when that differs from what it holds, so an unchanged person costs a lookup
  * in memory per request, and the first request after a start one primary-key read.

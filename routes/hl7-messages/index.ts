@@ -20,6 +20,7 @@ function toRecord(row: Hl7MessageRow, withText: boolean): Record {
   }
   const optional: [keyof Record, unknown][] = [
     ['controlId', row.control_id],
+    ['controlIdUsedBy', row.control_id_used_by],
     ['messageType', row.message_type],
     ['event', row.event],
     ['facility', row.facility],
