@@ -535,3 +535,15 @@ CREATE UNIQUE INDEX hl7_messages_refused ON hl7_messages (control_id_used_by, di
 CREATE INDEX hl7_messages_encounter_applied ON hl7_messages (encounter, event_at) WHERE status = 'applied';
 CREATE INDEX hl7_messages_status ON hl7_messages (status, facility, received_at);
 CREATE INDEX hl7_messages_raw_kept ON hl7_messages (received_at) WHERE raw IS NOT NULL;
+
+-- migration 16: provider accounts seen as admins (who is told of a parked ADT message)
+-- The service knows a person of the identity provider only from the tokens they present. An account
+-- seen with the admin role is recorded with its facility (NULL: a token without one, every facility);
+-- seen again with another facility it is moved, seen without the admin role it is removed. Parked ADT
+-- messages are addressed to these accounts beside the owners of admin service tokens.
+CREATE TABLE provider_admins (
+  account     TEXT PRIMARY KEY,
+  facility    TEXT,
+  recorded_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX provider_admins_facility ON provider_admins (facility);

@@ -4,14 +4,15 @@ import type { Hl7MessageLog, Outcome } from '../db/repositories/hl7-messages.js'
 import { FAULT_MESSAGES, faultOfError } from '../db/storage-faults.js'
 import { type AdtReading, type AdtSettings, readAdt } from '../domain/adt-message.js'
 import { contentDigest } from '../domain/hl7-content.js'
+import { type SenderRules, senderAllowed } from '../lib/hl7-network.js'
 import { ackFor, ackForUnparseable } from './acks.js'
 import { readingSettingsText } from './reading-settings.js'
 
 export interface AnswerOptions {
   log: Hl7MessageLog
   settings: AdtSettings
-  /** MSH-3^MSH-4 pairs that may send; empty: any. */
-  senders: Set<string>
+  /** MSH-3^MSH-4 pairs that may send, and from where; empty: any. */
+  senders: SenderRules
   logger: FastifyBaseLogger
 }
 
@@ -33,13 +34,20 @@ function ackOf(message: Hl7Message, outcome: Outcome): string {
   }
 }
 
-/** A sender not in HL7_ALLOWED_SENDERS: the message becomes a rejection of MSH-3. */
-function screenSender(reading: AdtReading, senders: Set<string>): AdtReading {
+/**
+ * A sender not in HL7_ALLOWED_SENDERS (or not from its address there): the message becomes a
+ * rejection of MSH-3. MSH-3/MSH-4 are what the client claims: a filter, not authentication.
+ */
+function screenSender(reading: AdtReading, senders: SenderRules, remote: string): AdtReading {
   const header = reading.header
   if (senders.size === 0 || header === null) return reading
   const { sendingApplication: app, sendingFacility: facility } = header
-  if (senders.has(`${app}^${facility}`)) return reading
-  const reason = `sender ${app || '(empty)'} of ${facility || '(empty)'} (MSH-3, MSH-4) is not in HL7_ALLOWED_SENDERS`
+  const pair = `${app}^${facility}`
+  if (senderAllowed(senders, pair, remote)) return reading
+  const who = `sender ${app || '(empty)'} of ${facility || '(empty)'} (MSH-3, MSH-4)`
+  const reason = senders.has(pair)
+    ? `${who} may not send from ${remote || 'this address'} (HL7_ALLOWED_SENDERS)`
+    : `${who} is not in HL7_ALLOWED_SENDERS`
   return { kind: 'rejected', header, rejection: { field: 'MSH-3', reason, code: 207 } }
 }
 
@@ -50,10 +58,10 @@ function screenSender(reading: AdtReading, senders: Set<string>): AdtReading {
  */
 export function createAnswerer(opts: AnswerOptions) {
   const readWith = readingSettingsText(opts.settings)
-  return async function answer(message: Hl7Message): Promise<string> {
+  return async function answer(message: Hl7Message, remote = ''): Promise<string> {
     const receivedAt = Date.now()
     try {
-      const reading = screenSender(readAdt(message, opts.settings), opts.senders)
+      const reading = screenSender(readAdt(message, opts.settings), opts.senders, remote)
       const notAllowed = reading.kind === 'rejected' && reading.rejection.field === 'MSH-3'
       const text = message.toString()
       const { row, duplicate } = await opts.log.receive({

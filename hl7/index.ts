@@ -21,8 +21,16 @@ export interface Hl7Feed {
   messages: Hl7MessageLog
   /** The port the listener took (null: HL7_PORT unset, no listener). */
   port: number | null
+  /** The listener's connections: open, the limit, refused since the start (null: no listener). */
+  connections(): Hl7Connections | null
   /** Applies a parked message again (an admin's retry). */
   retry(id: string, by: string): Promise<Hl7MessageRow>
+}
+
+export interface Hl7Connections {
+  open: number
+  max: number
+  refused: { full: number; address: number }
 }
 
 const DAY_MS = 86_400_000
@@ -81,10 +89,12 @@ export default fp<{ config: Config }>(
       prune: (now) => messages.pruneRaw(now - config.HL7_KEEP_DAYS * DAY_MS),
     })
 
-    const feed: Hl7Feed = { messages, port: null, retry }
+    const feed: Hl7Feed = { messages, port: null, connections: () => null, retry }
     fastify.decorate('hl7', feed)
     if (config.HL7_PORT !== undefined) {
       const addresses = parseAddressList(config.HL7_ALLOWED_ADDRESSES)
+      // Both checked at start (lib/hl7-settings.ts): a problem cannot reach here.
+      const senders = parseSenders(config.HL7_ALLOWED_SENDERS)
       const listener = createListener({
         host: config.HL7_HOST,
         port: config.HL7_PORT,
@@ -92,15 +102,17 @@ export default fp<{ config: Config }>(
         allowed: 'list' in addresses && addresses.count > 0 ? addresses.list : null,
         maxFrameBytes: config.HL7_MAX_MESSAGE_BYTES,
         frameTimeoutMs: config.HL7_FRAME_TIMEOUT_MS,
+        maxConnections: config.HL7_MAX_CONNECTIONS,
         log: fastify.log,
         answer: createAnswerer({
           log: messages,
           settings,
-          senders: parseSenders(config.HL7_ALLOWED_SENDERS),
+          senders: 'rules' in senders ? senders.rules : new Map(),
           logger: fastify.log,
         }),
         refuse: (reason, head) => refusal(reason, head, config.HL7_MAX_MESSAGE_BYTES),
       })
+      feed.connections = () => listener.connections()
       // Once the whole app is ready: no message is taken by a service that might still fail to start.
       fastify.addHook('onReady', async function listen() {
         feed.port = await listener.start()

@@ -5,6 +5,7 @@ import { Hl7Connection, type Hl7ErrorEvent, type Hl7MessageEvent } from '@medplu
 import type { FastifyBaseLogger } from 'fastify'
 import { addressAllowed } from '../lib/hl7-network.js'
 import { FrameMeter } from './frame-meter.js'
+import { RefusalLog } from './refusals.js'
 
 export interface ListenerOptions {
   host: string
@@ -14,9 +15,11 @@ export interface ListenerOptions {
   allowed: BlockList | null
   maxFrameBytes: number
   frameTimeoutMs: number
+  /** Connections open at once (HL7_MAX_CONNECTIONS); one more is closed before anything is read. */
+  maxConnections: number
   log: FastifyBaseLogger
-  /** The ACK of one parsed message; never rejects (a failure is an AE). */
-  answer(message: Hl7Message): Promise<string>
+  /** The ACK of one parsed message from a client address; never rejects (a failure is an AE). */
+  answer(message: Hl7Message, remote: string): Promise<string>
   /** The AR of a frame the connection cannot take: too large, or not HL7 at all. */
   refuse(reason: 'too-large' | 'unparseable', headText: string): string
 }
@@ -24,6 +27,14 @@ export interface ListenerOptions {
 /** Messages received and not yet answered on one connection, past which it stops reading. */
 const MAX_IN_HAND = 256
 const MAX_GARBAGE_BYTES = 4096
+/**
+ * Idle time before TCP keepalive probes a connection. A sender whose host vanished without closing
+ * (a reboot, a firewall forgetting the idle flow) would otherwise hold its place under
+ * HL7_MAX_CONNECTIONS forever and lock the engine out once it reconnects; the probes find it dead
+ * (with Linux's defaults, about 12 minutes after the last byte: a minute idle, then 9 probes 75 s
+ * apart) and free the place.
+ */
+const KEEPALIVE_IDLE_MS = 60_000
 
 /**
  * One sender's connection: messages are answered one after the other, in the order received (a
@@ -57,7 +68,7 @@ class AdtConnection {
   /** A message the library parsed: answered in turn, unless it is the refused frame or one after it. */
   private take(event: Hl7MessageEvent): void {
     const index = this.received++
-    if (index < this.lastTaken) this.enqueue(() => this.opts.answer(event.message))
+    if (index < this.lastTaken) this.enqueue(() => this.opts.answer(event.message, this.socket.remoteAddress ?? ''))
   }
 
   private measure(chunk: Buffer): void {
@@ -159,9 +170,11 @@ class AdtConnection {
 /** The MLLP listener: plain TCP, or TLS (mutual with a CA). */
 export function createListener(opts: ListenerOptions) {
   const connections = new Set<AdtConnection>()
+  const refusals = new RefusalLog(opts.log)
 
   function accept(socket: Socket): void {
     socket.setNoDelay(true)
+    socket.setKeepAlive(true, KEEPALIVE_IDLE_MS)
     socket.on('error', () => {})
     const connection = new AdtConnection(socket, opts)
     connections.add(connection)
@@ -172,8 +185,8 @@ export function createListener(opts: ListenerOptions) {
   function screen(socket: Socket): boolean {
     const address = socket.remoteAddress ?? ''
     if (opts.allowed === null || addressAllowed(opts.allowed, address)) return true
-    opts.log.warn({ remote: address }, 'HL7: a client not in HL7_ALLOWED_ADDRESSES was refused')
     socket.destroy()
+    refusals.note('address', address)
     return false
   }
 
@@ -184,6 +197,11 @@ export function createListener(opts: ListenerOptions) {
         ...(opts.tls.ca === null ? {} : { ca: opts.tls.ca, requestCert: true, rejectUnauthorized: true }),
       })
     : net.createServer()
+  // Node closes a connection over the limit as it accepts it, before any byte is read or a TLS
+  // handshake starts, and before 'connection' (so before the address check): a flood of either
+  // kind holds no memory beyond the sockets of the allowed connections.
+  server.maxConnections = opts.maxConnections
+  server.on('drop', (dropped) => refusals.note('full', dropped?.remoteAddress ?? ''))
   if (opts.tls) {
     server.on('connection', screen)
     server.on('secureConnection', accept)
@@ -200,6 +218,10 @@ export function createListener(opts: ListenerOptions) {
         })
       })
       return (server.address() as net.AddressInfo).port
+    },
+    /** Connections open now, and those closed unread since the start (over the limit, or not allowed). */
+    connections() {
+      return { open: connections.size, max: opts.maxConnections, refused: { ...refusals.counts } }
     },
     /** Stops accepting; every connection answers the messages in hand, then closes. */
     async close(): Promise<void> {

@@ -45,14 +45,48 @@ export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
 }
 
-/** HL7_ALLOWED_SENDERS ("HIS^GENERAL, MIRTH^GENERAL") as MSH-3^MSH-4 pairs; empty: any sender. */
-export function parseSenders(text: string): Set<string> {
-  return new Set(
-    text
-      .split(',')
-      .map((e) => e.trim())
-      .filter((e) => e !== ''),
-  )
+/**
+ * HL7_ALLOWED_SENDERS by MSH-3^MSH-4 pair: the client addresses each may send from (null: any the
+ * listener admits). Empty: any sender. An entry may be bound to an address or range
+ * (`LAB^GENERAL@10.1.2.7`); a pair named several times may come from any of its addresses, and
+ * from anywhere if one of its entries is not bound.
+ */
+export type SenderRules = Map<string, BlockList | null>
+
+export function parseSenders(text: string): { rules: SenderRules } | { problem: string } {
+  const addresses = new Map<string, string[] | null>()
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '')
+  for (const entry of entries) {
+    const at = entry.lastIndexOf('@')
+    const pair = at < 0 ? entry : entry.slice(0, at)
+    const from = at < 0 ? null : entry.slice(at + 1)
+    if (pair === '' || from === '')
+      return { problem: `${entry}: write MSH-3^MSH-4, or MSH-3^MSH-4@address (HIS^GENERAL@10.1.2.3)` }
+    const known = addresses.get(pair)
+    addresses.set(pair, from === null || known === null ? null : [...(known ?? []), from])
+  }
+  const rules: SenderRules = new Map()
+  for (const [pair, from] of addresses) {
+    if (from === null) {
+      rules.set(pair, null)
+      continue
+    }
+    const list = parseAddressList(from.join(','))
+    if ('problem' in list) return { problem: `${pair}@: ${list.problem}` }
+    rules.set(pair, list.list)
+  }
+  return { rules }
+}
+
+/** Whether a message naming `pair` (MSH-3^MSH-4) may come from `address` (an empty rule set: anyone). */
+export function senderAllowed(rules: SenderRules, pair: string, address: string): boolean {
+  if (rules.size === 0) return true
+  const from = rules.get(pair)
+  if (from === undefined) return false
+  return from === null || addressAllowed(from, address)
 }
 
 /** Whether an IANA time zone (Europe/Berlin) is one this runtime knows. */

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { isKnownTimeZone, isLoopbackHost, parseAddressList } from './hl7-network.js'
+import { isKnownTimeZone, isLoopbackHost, parseAddressList, parseSenders } from './hl7-network.js'
 
 /**
  * The settings of the ADT feed (HL7 v2 over MLLP; hl7/ and docs/ADT.md), part of the one environment
@@ -23,7 +23,8 @@ export const HL7_SETTINGS = {
   }),
   HL7_ALLOWED_SENDERS: Type.String({
     default: '',
-    description: 'senders that may send, as MSH-3^MSH-4, comma-separated (HIS^GENERAL); empty: any; others get AR',
+    description:
+      'senders that may send, as MSH-3^MSH-4, comma-separated (HIS^GENERAL), each optionally bound to a client address or range (LAB^GENERAL@10.1.2.7); empty: any; others get AR. A filter on what an admitted client claims, not authentication',
   }),
   HL7_DEFAULT_FACILITY: Type.String({ default: '', description: 'facility when PV1-3.4 is empty' }),
   HL7_PATIENT_ID_TYPE: Type.String({
@@ -48,6 +49,15 @@ export const HL7_SETTINGS = {
     default: 30_000,
     description: 'a started frame not finished within this time, or bytes outside any frame, close the connection',
   }),
+  // A ward's interface engine opens 1 to 4 connections (one per channel); 8 leaves room for each
+  // to reconnect while its old connection is not yet found dead (TCP keepalive, ~12 minutes), and
+  // bounds what the feed may hold to 8 frames of HL7_MAX_MESSAGE_BYTES (docs/ADT.md, "Limits").
+  HL7_MAX_CONNECTIONS: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 8,
+    description: 'MLLP connections open at once; one more is closed before anything is read (logged, counted)',
+  }),
   HL7_KEEP_DAYS: Type.Integer({
     minimum: 1,
     maximum: 36_500,
@@ -64,6 +74,8 @@ export function hl7Problems(config: Hl7Settings): [string, string][] {
   const problems: [string, string][] = []
   const addresses = parseAddressList(config.HL7_ALLOWED_ADDRESSES)
   if ('problem' in addresses) problems.push(['HL7_ALLOWED_ADDRESSES', addresses.problem])
+  const senders = parseSenders(config.HL7_ALLOWED_SENDERS)
+  if ('problem' in senders) problems.push(['HL7_ALLOWED_SENDERS', senders.problem])
   if ((config.HL7_TLS_CERT === '') !== (config.HL7_TLS_KEY === ''))
     problems.push([
       config.HL7_TLS_CERT === '' ? 'HL7_TLS_CERT' : 'HL7_TLS_KEY',

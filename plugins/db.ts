@@ -11,6 +11,7 @@ import { createFeedLog } from '../db/repositories/feed.js'
 import { createFormTemplateRepository } from '../db/repositories/form-templates.js'
 import { createIdempotencyKeys } from '../db/repositories/idempotency-keys.js'
 import { createNotificationRepository } from '../db/repositories/notifications.js'
+import { createProviderAdmins } from '../db/repositories/provider-admins.js'
 import { createReadLog } from '../db/repositories/read-log.js'
 import { createTokenRepository, type TokenRepository } from '../db/repositories/tokens.js'
 import { createWardOccupantRepository } from '../db/repositories/ward-occupants.js'
@@ -138,6 +139,7 @@ function createRepositories(
     notifications: createNotificationRepository(db, { feed, writes, pageCacheBytes: opts.pageCacheBytes }),
     readLog: createReadLog(db),
     blockedAccounts: createBlockedAccounts(db),
+    providerAdmins: createProviderAdmins(db, writes),
     idempotencyKeys: createIdempotencyKeys(db),
   }
 }

@@ -5,6 +5,7 @@ import type { Principal } from '../../domain/principal.js'
 import type { NewNotification } from '../../domain/ward-events.js'
 import { newId } from '../../lib/ids.js'
 import type { WriteQueue } from '../write-queue.js'
+import { createAdminAudience } from './admin-audience.js'
 import type { AdtWard } from './adt-ward.js'
 import type { Hl7MessageRow, MessageStatus, Outcome, Received } from './hl7-message-row.js'
 import { createResendCheck, reuseRefusal } from './hl7-resends.js'
@@ -82,16 +83,11 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
     `UPDATE hl7_messages SET raw = NULL WHERE id IN (SELECT id FROM hl7_messages
        WHERE raw IS NOT NULL AND received_at < ? AND status <> 'parked' LIMIT 500)`,
   )
-  const facilityAdmins = db
-    .prepare<[string | null], string>(
-      `SELECT DISTINCT account FROM tokens WHERE role = 'admin' AND revoked_at IS NULL
-       AND (facility IS NULL OR facility IS ?) ORDER BY account`,
-    )
-    .pluck()
+  const facilityAdmins = createAdminAudience(db)
   const { writes, adtWard } = opts
 
   function notifyParked(row: Hl7MessageRow): void {
-    const to = facilityAdmins.all(row.facility)
+    const to = facilityAdmins(row.facility)
     if (to.length === 0) return
     opts.notify({
       createdAt: row.received_at,

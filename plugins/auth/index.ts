@@ -130,7 +130,16 @@ export default fp<AuthPluginOptions>(
 
     async function checkProviderToken(tokens: ProviderTokens, token: string, request: FastifyRequest) {
       const result = await tokens.check(token)
-      if (result.ok) return accept(request, result.principal)
+      if (result.ok) {
+        accept(request, result.principal)
+        // Whether the person is an admin, and of which facility, is known only from their tokens:
+        // kept for the notifications only admins get (db/repositories/provider-admins.ts).
+        fastify.repos.providerAdmins
+          .saw(result.principal)
+          // A storage fault is logged and on /health already; it is tried again on the next request.
+          ?.catch((error: unknown) => request.log.debug({ err: error }, 'a provider admin could not be recorded'))
+        return true
+      }
       if (result.status === 403) throw new ClaimRefusedError(result.message)
       if (result.status === 503) throw new KeysUnavailableError(result.message)
       throw new TokenRejectedError(result.message)

@@ -3,6 +3,7 @@ import { type Static, Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { FAULT_MESSAGES } from '../../db/storage-faults.js'
 import { ErrorBody, Timestamp } from '../../schemas/common.js'
+import { Hl7Health, hl7Health, hl7Status } from './hl7-health.js'
 
 const BackupHealth = Type.Object(
   {
@@ -33,18 +34,6 @@ const ReplicationHealth = Type.Object(
   {
     description:
       'continuous replication (only with REPLICA_URL set); failing replication does not make the service unhealthy',
-  },
-)
-const Hl7Health = Type.Object(
-  {
-    listening: Type.Boolean({ description: 'the ADT listener runs (HL7_PORT set)' }),
-    parked: Type.Integer({
-      description: 'ADT messages parked, waiting for an admin (GET /hl7/messages?status=parked)',
-    }),
-  },
-  {
-    description:
-      'the ADT feed (only with HL7_PORT set or messages parked); parked messages do not make the service unhealthy',
   },
 )
 const ProviderHealth = Type.Object(
@@ -110,7 +99,7 @@ function statusOnly(health: Detailed): Static<typeof PublicHealth> {
   return {
     status,
     database,
-    ...(hl7 ? { hl7 } : {}),
+    ...(hl7 ? { hl7: hl7Status(hl7) } : {}),
     ...(backups ? { backups: { ok: backups.failing === undefined } } : {}),
     ...(replication ? { replication: { ok: replication.running && replication.failing === undefined } } : {}),
     // Keys kept from an earlier fetch still verify tokens: ok while any are held.
@@ -159,13 +148,6 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
     return { replication }
   }
 
-  /** Shown with the listener on, or while messages wait (parked before HL7_PORT was unset). */
-  function hl7Health(): { hl7?: Static<typeof Hl7Health> } {
-    const listening = fastify.hl7.port !== null
-    const parked = fastify.hl7.messages.parkedCount()
-    return listening || parked > 0 ? { hl7: { listening, parked } } : {}
-  }
-
   function providerHealth(): { identityProvider?: Static<typeof ProviderHealth> } {
     const status = fastify.providerTokens?.status()
     if (status === undefined) return {}
@@ -202,7 +184,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
       const answer: Detailed = {
         status: 'ok',
         database: 'ok',
-        ...hl7Health(),
+        ...hl7Health(fastify.hl7),
         ...backupHealth(),
         ...replicationHealth(),
         ...providerHealth(),

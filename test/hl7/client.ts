@@ -22,6 +22,12 @@ export async function openSender(port: number, version: HL7Version = '2.5.1', ho
       resolve?.(res.getMessage().toString())
     },
   )
+  // Sent to before it is connected, the library opens a second socket and leaves the first one
+  // open: a connection the listener counts against HL7_MAX_CONNECTIONS. An engine connects first.
+  await new Promise<void>((resolve, reject) => {
+    connection.once('connect', () => resolve())
+    connection.once('client.error', reject)
+  })
   return {
     send(text: string) {
       return new Promise<string>((resolve, reject) => {
@@ -53,8 +59,10 @@ export function ackOf(ack: string): { code: string; control: string; text: strin
  */
 export async function openRawSocket(
   port: number,
+  /** The client's own address (127.0.0.2 is this machine too, seen as another client). */
+  localAddress = '127.0.0.1',
 ): Promise<{ socket: Socket; acks: string[]; next(n: number): Promise<string[]> }> {
-  const socket = connect({ port, host: '127.0.0.1' })
+  const socket = connect({ port, host: '127.0.0.1', localAddress })
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
   socket.setNoDelay(true)
   const codec = new MLLPCodec()

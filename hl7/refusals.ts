@@ -1,0 +1,38 @@
+import type { FastifyBaseLogger } from 'fastify'
+
+/**
+ * Connections the listener closed without reading from them: over HL7_MAX_CONNECTIONS (`full`) or
+ * from an address not in HL7_ALLOWED_ADDRESSES (`address`). Each is counted; each address is
+ * logged once a minute at most, so a client retrying in a loop (or a flood) writes a line a minute,
+ * not one a try, and the line says how many were refused since.
+ */
+export type RefusalReason = 'full' | 'address'
+
+const LOG_EVERY_MS = 60_000
+/** Addresses remembered for that; past it the memory starts over (a flood of many addresses logs at most this many lines a minute). */
+const MAX_ADDRESSES = 1024
+
+const MESSAGES: Record<RefusalReason, string> = {
+  full: 'HL7: a connection beyond HL7_MAX_CONNECTIONS was closed before anything was read',
+  address: 'HL7: a client not in HL7_ALLOWED_ADDRESSES was refused',
+}
+
+export class RefusalLog {
+  readonly counts: Record<RefusalReason, number> = { full: 0, address: 0 }
+  private readonly logged = new Map<string, { at: number; since: number }>()
+
+  constructor(private readonly log: FastifyBaseLogger) {}
+
+  note(reason: RefusalReason, address: string, now = Date.now()): void {
+    this.counts[reason]++
+    const key = `${reason} ${address}`
+    const last = this.logged.get(key)
+    if (last !== undefined && now - last.at < LOG_EVERY_MS) {
+      last.since++
+      return
+    }
+    if (this.logged.size >= MAX_ADDRESSES) this.logged.clear()
+    this.logged.set(key, { at: now, since: 0 })
+    this.log.warn({ remote: address, refusedSinceLastLine: last?.since ?? 0 }, MESSAGES[reason])
+  }
+}
