@@ -72,6 +72,7 @@ export const GROUPS: Record<string, readonly string[]> = {
   ],
   hl7: [
     'test/hl7/adt-domain.test.ts',
+    'test/hl7/cli.test.ts',
     'test/hl7/delivery.test.ts',
     'test/hl7/events.test.ts',
     'test/hl7/limits.test.ts',
