@@ -11,8 +11,7 @@ function* files(dir) {
     // test/groups/ holds runners that import other test files (test/groups.ts): no tests of their own.
     if (entry.isDirectory()) {
       if (path !== join(root, 'groups')) yield* files(path)
-    }
-    else if (entry.name.endsWith('.test.ts') || entry.name.endsWith('.browser.ts')) yield path
+    } else if (entry.name.endsWith('.test.ts') || entry.name.endsWith('.browser.ts')) yield path
   }
 }
 const rows = []
