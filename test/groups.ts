@@ -13,10 +13,13 @@ import { PROJECT_ROOT } from '../lib/product-files.js'
  *
  * A file joins a group only when it is safe to share a process: its tests set no process-wide state
  * they do not restore (environment, handlers, umask, globals), take no fixed port, and no test
- * observes the process as a whole. Each group holds files that take a few seconds, so a group takes
- * some 5 to 10 s on a quiet machine and the two jobs of tap stay balanced; files that take longer
- * gain little from sharing and run alone. Not grouped on purpose: test/lib/private-cache.test.ts
- * (asserts that its file is the program tap started) and test/suites.test.ts (reads this list).
+ * observes the process as a whole. A group holds files of up to some 6 s each (on a loaded machine),
+ * about 10 to 20 s in all, so that tap's two jobs stay balanced. Left alone: the longest files (the
+ * process is a small part of their cost), those that time the machine (render/idle-app,
+ * render/limits), change the umask (db/private-database-files, plugins/backup-private), start
+ * servers and replicas for many seconds (server, reliability/*, hl7/tls), and
+ * test/lib/private-cache.test.ts (asserts that its file is the program tap started) and
+ * test/suites.test.ts (reads this list).
  */
 export const GROUPS: Record<string, readonly string[]> = {
   base: [
@@ -128,6 +131,43 @@ export const GROUPS: Record<string, readonly string[]> = {
     'test/routes/notifications-seen.test.ts',
     'test/routes/notifications.test.ts',
     'test/routes/ward-occupants-concurrency.test.ts',
+  ],
+  cli: [
+    'test/cli/commands/restore-beside-server.test.ts',
+    'test/cli/commands/restore.test.ts',
+    'test/cli/commands/serve.test.ts',
+    'test/cli/commands/smoke.test.ts',
+  ],
+  feed: ['test/feed/limits.test.ts', 'test/feed/resume.test.ts', 'test/feed/tickets-abuse.test.ts'],
+  'fuzz-inbox': [
+    'test/db/notification-inbox.test.ts',
+    'test/fuzz/form-templates.test.ts',
+    'test/fuzz/regressions.test.ts',
+  ],
+  oidc: ['test/oidc/isolation.test.ts', 'test/oidc/keys.test.ts', 'test/oidc/tokens.test.ts'],
+  'render-throttle': [
+    'test/plugins/auth/throttle.test.ts',
+    'test/render/compiler.test.ts',
+    'test/render/escape.test.ts',
+  ],
+  'routes-caches': [
+    'test/routes/notifications-page-cache.test.ts',
+    'test/routes/notifications-plan.test.ts',
+    'test/routes/ward-occupants-page-cache.test.ts',
+  ],
+  'routes-lists': [
+    'test/routes/audit-reads.test.ts',
+    'test/routes/idempotency.test.ts',
+    'test/routes/notifications-paging.test.ts',
+    'test/routes/ward-occupants-json.test.ts',
+    'test/routes/ward-occupants.test.ts',
+  ],
+  'security-isolation': [
+    'test/security/isolation-beds.test.ts',
+    'test/security/isolation-feed.test.ts',
+    'test/security/isolation-writes.test.ts',
+    'test/security/setting-secrets.test.ts',
+    'test/security/ticket-spellings.test.ts',
   ],
 }
 
