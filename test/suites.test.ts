@@ -67,6 +67,16 @@ t.test('a file npm test runs in a group runs there only, and once', async (t) =>
   }
 })
 
+// In a group the root test is shared: a hook or plan set on it by one file would act on the others.
+const SETS_THE_ROOT =
+  /^(t|tap)\.(before|beforeEach|after|afterEach|teardown|plan|setTimeout|jobs)\b|process\.(on|once)\(/m
+
+t.test('a grouped file sets no hook, plan or handler on the shared process', async (t) => {
+  for (const file of grouped) t.notMatch(readFileSync(join(PROJECT_ROOT, file), 'utf8'), SETS_THE_ROOT, file)
+  t.match('t.beforeEach(() => {})\n', SETS_THE_ROOT, 'a root hook is caught')
+  t.notMatch('  t.teardown(() => app.close())\n', SETS_THE_ROOT, "a subtest's teardown is not")
+})
+
 t.test('every property test is in the deep run', async (t) => {
   const properties = files.filter((file) =>
     /^import [^\n]* from 'fast-check'/m.test(readFileSync(join(PROJECT_ROOT, file), 'utf8')),
