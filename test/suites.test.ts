@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { PROJECT_ROOT } from '../lib/product-files.js'
+import { GROUPS, runnerOf } from './groups.js'
 import {
   filesByScript,
   filesCiMisses,
@@ -11,6 +12,7 @@ import {
   TAKES_TAP,
   tapCommands,
   testFiles,
+  withGroupMembers,
 } from './suites.js'
 
 /**
@@ -22,7 +24,9 @@ import {
  */
 const { pkg, ci } = readProject(PROJECT_ROOT)
 const files = [...testFiles(PROJECT_ROOT)].sort()
-const byScript = filesByScript(PROJECT_ROOT, pkg)
+const groups = new Map(Object.entries(GROUPS).map(([name, members]) => [runnerOf(name), members]))
+const grouped = [...groups.values()].flat().sort()
+const byScript = filesByScript(PROJECT_ROOT, pkg, groups)
 const ciScripts = scriptsRunBy(ci)
 const LONG_SCRIPTS = ['test:long', 'crash-test']
 
@@ -40,11 +44,37 @@ t.test('every test file runs in a script CI runs, and every test script runs in 
 })
 
 t.test('each test file left out of npm test runs in a script of its own, and only there', async (t) => {
-  const excluded = [...pkg.tap.exclude].sort()
+  const excluded = pkg.tap.exclude.filter((file) => !grouped.includes(file)).sort()
   const long = LONG_SCRIPTS.flatMap((script) => [...(byScript.get(script) ?? [])]).sort()
-  t.same(long, excluded, `${LONG_SCRIPTS.join(' and ')} run exactly what npm test leaves out`)
+  t.same(long, excluded, `${LONG_SCRIPTS.join(' and ')} run exactly what npm test leaves out (its groups apart)`)
   for (const file of excluded) t.ok(files.includes(file), `${file} exists`)
   t.same(byScript.get('test'), byScript.get('test:coverage'), 'the coverage run runs what npm test runs')
+})
+
+t.test('a file npm test runs in a group runs there only, and once', async (t) => {
+  t.same([...new Set(grouped)].sort(), grouped, 'no file is in two groups')
+  for (const [runner, members] of groups) {
+    t.ok(files.includes(runner), `${runner} exists and takes tap's root test`)
+    t.ok(members.length > 1, `${runner} groups more than one file`)
+  }
+  for (const file of grouped) {
+    t.ok(files.includes(file) && !groups.has(file), `${file} is a test file, not a runner`)
+    t.ok(pkg.tap.exclude.includes(file), `${file} is in tap.exclude, so tap does not run it a second time`)
+    t.notOk(
+      LONG_SCRIPTS.some((script) => byScript.get(script)?.has(file)),
+      `${file} is not a long suite's`,
+    )
+  }
+})
+
+// In a group the root test is shared: a hook or plan set on it by one file would act on the others.
+const SETS_THE_ROOT =
+  /^(t|tap)\.(before|beforeEach|after|afterEach|teardown|plan|setTimeout|jobs)\b|process\.(on|once)\(/m
+
+t.test('a grouped file sets no hook, plan or handler on the shared process', async (t) => {
+  for (const file of grouped) t.notMatch(readFileSync(join(PROJECT_ROOT, file), 'utf8'), SETS_THE_ROOT, file)
+  t.match('t.beforeEach(() => {})\n', SETS_THE_ROOT, 'a root hook is caught')
+  t.notMatch('  t.teardown(() => app.close())\n', SETS_THE_ROOT, "a subtest's teardown is not")
 })
 
 t.test('every property test is in the deep run', async (t) => {
@@ -69,6 +99,15 @@ t.test('a file in no script, or in a script CI does not run, is caught', async (
   ])
   t.same(scriptsCiMisses(scripts, ran), ['fault-test'])
   t.same(scriptsCiMisses(scripts, scriptsRunBy('npm test\nnpm run fault-test\n')), [])
+})
+
+t.test('a file run by a group is run, and one excluded from tap and in no group is caught', async (t) => {
+  const runner = 'test/groups/x.test.ts'
+  const groups = new Map([[runner, ['test/a.test.ts', 'test/b.test.ts']]])
+  const run = withGroupMembers(new Set([runner, 'test/d.test.ts']), groups)
+  t.same([...run].sort(), ['test/a.test.ts', 'test/b.test.ts', 'test/d.test.ts', runner])
+  const all = ['test/a.test.ts', 'test/b.test.ts', 'test/c.test.ts', 'test/d.test.ts', runner]
+  t.same(filesCiMisses(all, new Map([['test', run]]), new Set(['test'])), ['test/c.test.ts'])
 })
 
 t.test('an alias of files CI runs elsewhere is no missing script', async (t) => {

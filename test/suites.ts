@@ -43,8 +43,18 @@ export function tapCommands(script: string): string[][] {
 
 const expand = (root: string, patterns: string[]) => new Set(patterns.flatMap((p) => globSync(p, { cwd: root })))
 
-/** The test files each script runs, for every script that runs tap. */
-export function filesByScript(root: string, pkg: Pkg): Map<string, Set<string>> {
+/** A group's runner and the files it runs in its process (test/groups.ts). */
+export type Groups = Map<string, readonly string[]>
+
+/** The files run, with the files of every group runner among them (a file run by a group is run). */
+export function withGroupMembers(files: Set<string>, groups: Groups): Set<string> {
+  const all = new Set(files)
+  for (const file of files) for (const member of groups.get(file) ?? []) all.add(member)
+  return all
+}
+
+/** The test files each script runs, for every script that runs tap, group members included. */
+export function filesByScript(root: string, pkg: Pkg, groups: Groups): Map<string, Set<string>> {
   const byScript = new Map<string, Set<string>>()
   for (const [name, script] of Object.entries(pkg.scripts)) {
     const commands = tapCommands(script)
@@ -57,7 +67,7 @@ export function filesByScript(root: string, pkg: Pkg): Map<string, Set<string>> 
         for (const file of expand(root, pkg.tap.include)) if (!excluded.has(file)) files.add(file)
       }
     }
-    byScript.set(name, files)
+    byScript.set(name, withGroupMembers(files, groups))
   }
   return byScript
 }

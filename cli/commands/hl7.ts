@@ -65,12 +65,30 @@ function messagesOf(file: string): Hl7Message[] {
   return messages.map((m) => Hl7Message.parse(m.join('\r')))
 }
 
+/**
+ * The ACK of one message, or an error when none comes within ACK_TIMEOUT_MS. The timer is ours and
+ * cleared on the answer: @medplum/hl7's own (sendAndWait's timeoutMs) keeps running after the ACK,
+ * which held `hl7 send` open for 30 s after its last answer. On a timeout, closing the client (in
+ * send) rejects the message still waiting.
+ */
+async function ackOf(client: Hl7Client, message: Hl7Message): Promise<Hl7Message> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ACK within ${ACK_TIMEOUT_MS / 1000} s`)), ACK_TIMEOUT_MS)
+  })
+  try {
+    return await Promise.race([client.sendAndWait(message), timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 async function send(messages: Hl7Message[], to: { host: string; port: number }, io: CliIo): Promise<number> {
   const client = new Hl7Client({ host: to.host, port: to.port, connectTimeout: 10_000 })
   let failed = 0
   try {
     for (const message of messages) {
-      const ack = await client.sendAndWait(message, { timeoutMs: ACK_TIMEOUT_MS }).catch((error: unknown) => {
+      const ack = await ackOf(client, message).catch((error: unknown) => {
         throw new CliError(`${to.host}:${to.port}: ${(error as Error).message}`)
       })
       const code = ack.getSegment('MSA')?.getField(1)?.toString() ?? '?'

@@ -1,0 +1,5 @@
+import t from 'tap'
+import { runGroup } from '../groups.js'
+
+// The files of test/groups.ts's group 'routes-caches', in one process.
+await runGroup(t, 'routes-caches')
