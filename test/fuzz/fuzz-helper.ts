@@ -22,10 +22,18 @@ export const NUM_RUNS = FUZZ_RUNS
 /** FUZZ_SEED replays a run reported by a failure (its `seed:`). */
 const SEED = process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}
 
-/** fc.assert with a counterexample report cut short (bodies may be a megabyte long). */
-export async function check<Ts>(property: fc.IAsyncProperty<Ts>, numRuns = NUM_RUNS): Promise<void> {
+/**
+ * fc.assert with a counterexample report cut short (bodies may be a megabyte long). `examples` run
+ * first, every time: inputs a property must see whatever is drawn (a write that succeeds, so the
+ * checks of a success run in every run, not in most).
+ */
+export async function check<Ts>(
+  property: fc.IAsyncProperty<Ts>,
+  numRuns = NUM_RUNS,
+  examples: Ts[] = [],
+): Promise<void> {
   try {
-    await fc.assert(property, { numRuns, ...SEED })
+    await fc.assert(property, { numRuns, examples, ...SEED })
   } catch (error) {
     if (error instanceof Error && error.message.length > 4000) {
       error.message = `${error.message.slice(0, 4000)} … (${error.message.length} characters)`
@@ -374,6 +382,11 @@ function labelled<F extends (...args: never[]) => unknown>(fn: F, label: string)
   return Object.defineProperty(fn, fc.toStringMethod, { value: () => label })
 }
 
+/** The `n`th real id of the pool at send time, as idArb draws them. */
+export function poolId(n: number): (pool: string[]) => string {
+  return labelled((pool: string[]) => (pool.length > 0 ? (pool[n % pool.length] as string) : 'x'), `pool[${n}]`)
+}
+
 /** Real ids (picked at send time from `pool`) or anything else, percent-encoded into the path. */
 export function idArb(): fc.Arbitrary<(pool: string[]) => string> {
   const fixed = (s: string) => labelled(() => pct(s), JSON.stringify(pct(s).slice(0, 80)))
@@ -381,11 +394,7 @@ export function idArb(): fc.Arbitrary<(pool: string[]) => string> {
   return fc.oneof(
     {
       weight: 5,
-      arbitrary: fc
-        .nat()
-        .map((n) =>
-          labelled((pool: string[]) => (pool.length > 0 ? (pool[n % pool.length] as string) : 'x'), `pool[${n}]`),
-        ),
+      arbitrary: fc.nat().map(poolId),
     },
     { weight: 2, arbitrary: fc.stringMatching(/^[0-9a-f]{24}$/).map(fixed) },
     { weight: 2, arbitrary: oddStringArb.filter((s) => s.length > 0).map(fixed) },
