@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
+import { adtSection } from './adt.js'
 import { fanoutSection } from './feed/report.js'
 import { PEER_HEADER, peerCells, peerSection, peerTargetRows } from './peer/report.js'
 import { ROOT } from './processes.js'
@@ -193,6 +194,7 @@ function resultsSection(report) {
   if (report.peer) lines.push('', peerSection(report.peer))
   if (report.scale) lines.push('', scaleSection(report.scale))
   if (report.fanout) lines.push('', fanoutSection(report.fanout))
+  if (report.adt) lines.push('', adtSection(report.adt))
   return lines.join('\n')
 }
 

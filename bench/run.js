@@ -175,7 +175,7 @@ async function main() {
   let adt = null
   if (!options.only || options.only.has('adt')) {
     log('ADT feed over MLLP (docs/ADT.md)')
-    adt = await runAdt({ workdir, log, seconds: options.duration, logLevel: options.logLevel })
+    adt = await runAdt({ workdir, log, seconds: options.duration, warmup: options.warmup, logLevel: options.logLevel })
   }
 
   const report = {
@@ -191,14 +191,8 @@ async function main() {
     peer,
     scale,
     fanout,
-    notes: [
-      `form templates: ${templateNote}`,
-      ...seededNotes(seeded),
-      providerNote(results),
-      ...(adt ?? []).map(
-        (r) => `${r.title}: ${r.perSecond.toFixed(0)}/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
-      ),
-    ].filter(Boolean),
+    adt,
+    notes: [`form templates: ${templateNote}`, ...seededNotes(seeded), providerNote(results)].filter(Boolean),
   }
   printTable(report)
   if (!args['no-write']) writeReport(report)

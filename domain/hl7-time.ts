@@ -5,18 +5,36 @@
  */
 const TS = /^(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(?:\.(\d{1,4}))?(?:([+-])(\d{2})(\d{2}))?$/
 
+/**
+ * One formatter per zone: building an Intl.DateTimeFormat loads the zone's rules and costs far more
+ * than formatting with it (about a millisecond of an ADT message's CPU went to building four of
+ * them). A service reads one or two zones; a caller passing many only rebuilds past the bound.
+ */
+const formatters = new Map<string, Intl.DateTimeFormat>()
+const MAX_FORMATTERS = 16
+
+function formatterOf(timeZone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timeZone)
+  if (formatter === undefined) {
+    formatter = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })
+    if (formatters.size >= MAX_FORMATTERS) formatters.clear()
+    formatters.set(timeZone, formatter)
+  }
+  return formatter
+}
+
 /** The zone's offset from UTC, in ms, at the instant `utcMs` (e.g. +3_600_000 for CET). */
 function zoneOffsetMs(timeZone: string, utcMs: number): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(new Date(utcMs))
+  const parts = formatterOf(timeZone).formatToParts(new Date(utcMs))
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value)
   const asUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'))
   return asUtc - Math.floor(utcMs / 1000) * 1000

@@ -93,15 +93,18 @@ export class FeedHub {
     // What the log holds now is on disk once that sync returns: delivered then, up to here only,
     // so a stream of writes, each committed during the sync before it, never holds the feed back.
     // A failed sync delivers nothing more (the write queue refuses everything until a restart).
+    // Delivered on the turn after the sync: the answers that waited for it (HTTP replies, ADT
+    // ACKs, whose senders wait to send the next write) leave first, and the streams a moment after.
     const target = this.log.head()
     durable.then(
-      () => {
-        try {
-          this.pumpThrough(target)
-        } catch (error) {
-          this.onReadError(error)
-        }
-      },
+      () =>
+        setImmediate(() => {
+          try {
+            this.pumpThrough(target)
+          } catch (error) {
+            this.onReadError(error)
+          }
+        }),
       () => {},
     )
   }

@@ -96,6 +96,26 @@ test('event time: EVN-6, else EVN-2; an offset wins over the zone; PV1-45 is the
   t.type(parseHl7Time('20260329023000', 'Europe/Berlin'), 'number')
 })
 
+test('timestamps in several zones, read in turn, each keep their own zone (one formatter per zone)', async (t) => {
+  const zones: [string, number][] = [
+    ['Europe/Berlin', 1],
+    ['America/New_York', -5],
+    ['Asia/Kolkata', 5.5],
+    ['UTC', 0],
+  ]
+  // More zones than the formatters kept, twice over: the bound clears them, results stay right.
+  const many = Intl.supportedValuesOf('timeZone').slice(0, 40)
+  for (let round = 0; round < 2; round++) {
+    for (const [zone, hours] of zones)
+      t.equal(parseHl7Time('20260105103000', zone), Date.UTC(2026, 0, 5, 10, 30) - hours * 3_600_000, zone)
+    for (const zone of many) t.type(parseHl7Time('20260105103000', zone), 'number', zone)
+  }
+  // Summer time in the same zone, after winter: the offset is the instant's, not the first one read.
+  t.equal(parseHl7Time('20260705103000', 'Europe/Berlin'), Date.UTC(2026, 6, 5, 8, 30))
+  t.throws(() => parseHl7Time('20260105103000', 'Not/AZone'), RangeError, 'an unknown zone still throws')
+  t.throws(() => parseHl7Time('20260105103000', 'Not/AZone'), RangeError, 'every time (it is not kept)')
+})
+
 test('a message that can never be applied is a rejection naming the field', async (t) => {
   const cases: [string, string][] = [
     [adt({ event: 'A01', control: 'C', encounter: 'E' }), 'PV1-3'],
