@@ -25,7 +25,8 @@ const SEED = process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {
 /**
  * fc.assert with a counterexample report cut short (bodies may be a megabyte long). `examples` run
  * first, every time: inputs a property must see whatever is drawn (a write that succeeds, so the
- * checks of a success run in every run, not in most).
+ * checks of a success run in every run, not in most). They come on top of `numRuns` drawn runs:
+ * fast-check counts examples among its runs, and they should not take the place of drawn ones.
  */
 export async function check<Ts>(
   property: fc.IAsyncProperty<Ts>,
@@ -33,7 +34,7 @@ export async function check<Ts>(
   examples: Ts[] = [],
 ): Promise<void> {
   try {
-    await fc.assert(property, { numRuns, examples, ...SEED })
+    await fc.assert(property, { numRuns: numRuns + examples.length, examples, ...SEED })
   } catch (error) {
     if (error instanceof Error && error.message.length > 4000) {
       error.message = `${error.message.slice(0, 4000)} … (${error.message.length} characters)`

@@ -12,6 +12,7 @@ import {
   ifMatchArb,
   mutatedBodyArb,
   oddStringArb,
+  poolId,
   send,
 } from './fuzz-helper.js'
 import {
@@ -79,6 +80,15 @@ t.test('POST /ward-occupants with any body', async (t) => {
           assertOccupantCreated(app.db, res, sentObject(options.payload), principalOf(tokens, authorization), t0)
       },
     ),
+    undefined,
+    // Drawn creates succeed 15 to 20 times in 200 runs; these two do in every run, whatever is drawn.
+    [
+      [bearer(tokens.write), { json: { encounter: 'enc-x', bed: 'example-1', occupiedBy: 'patient-x' } }],
+      [
+        bearer(tokens.writeA),
+        { json: { encounter: 'enc-y', bed: 'example-2', occupiedBy: 'patient-y', room: 'R-2', provider: 'dr-1' } },
+      ],
+    ],
   )
   t.ok(statuses.get(200), 'some creates succeeded')
   t.ok(statuses.get(400), 'some bodies were refused')
@@ -131,6 +141,14 @@ t.test('GET, PATCH and DELETE /ward-occupants/:id with any id, body and If-Match
         else assertOccupantPatched(app.db, before, sentObject((options as { payload?: unknown }).payload), who, t0)
       },
     ),
+    undefined,
+    // Drawn patches and deletes succeed 5 to 10 times each in 200 runs, and a run with none checked
+    // no success of that kind: these succeed in every run (tokens.write reaches every facility).
+    [
+      ['PATCH', bearer(tokens.write), poolId(0), { json: { provider: 'dr-2' } }, {}],
+      ['PATCH', bearer(tokens.write), poolId(1), { json: { discharge: true } }, {}],
+      ['DELETE', bearer(tokens.write), poolId(2), { json: {} }, {}],
+    ],
   )
   t.ok(statuses.get('PATCH 200'), 'some patches succeeded')
   t.ok(statuses.get('DELETE 200'), 'some deletes succeeded')
