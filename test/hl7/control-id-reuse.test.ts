@@ -1,10 +1,8 @@
-import { join } from 'node:path'
 import { test } from 'tap'
-import { buildApp } from '../../app.js'
-import { defaultConfig } from '../../config.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 import { ackOf, openSender } from './client.js'
 import { adt } from './messages.js'
+import { answeredThenRestarted } from './restart.js'
 import { occupants } from './ward.js'
 
 // A sender whose control ids restart (a reinstall, a counter reset) sends a new message under an
@@ -75,25 +73,9 @@ test('a resend whose segment ends an engine rewrote (CR, CRLF, LF) is the same m
 })
 
 test('after a restart: the same content gets the stored ACK, other content AR', async (t) => {
-  const config = defaultConfig({
-    DATABASE_PATH: join(t.testdir(), 'ward.db'),
-    LOG_LEVEL: 'silent',
-    HL7_PORT: 0,
-    RATE_LIMIT_MAX: 0,
-  })
   const a01 = adt({ event: 'A01', control: '1', encounter: 'E1', bed: 'B1' })
-  const before = await buildApp(config)
-  const sender1 = await openSender(before.hl7.port as number)
-  const first = await sender1.send(a01)
-  await sender1.close()
-  await before.close()
-
-  // The sender was reinstalled as well: its counter starts at 1 again.
-  const after = await buildApp(config)
-  t.teardown(() => after.close())
-  const admin = after.tokens.create({ account: 'a', role: 'admin' }).token
-  const sender2 = await openSender(after.hl7.port as number)
-  t.teardown(() => sender2.close())
+  // The sender was reinstalled as well as the server restarted: its counter starts at 1 again.
+  const { first, app: after, admin, sender: sender2 } = await answeredThenRestarted(t, a01)
   t.equal(await sender2.send(a01), first, 'a resend of the answered message')
   const next = ackOf(await sender2.send(adt({ event: 'A01', control: '1', encounter: 'E9', bed: 'B9' })))
   t.equal(next.code, 'AR')

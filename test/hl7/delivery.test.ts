@@ -1,10 +1,8 @@
-import { join } from 'node:path'
 import { test } from 'tap'
-import { buildApp } from '../../app.js'
-import { defaultConfig } from '../../config.js'
 import { bearer, buildTestApp } from '../helper.js'
 import { ackOf, frame, openRawSocket, openSender } from './client.js'
 import { adt } from './messages.js'
+import { answeredThenRestarted } from './restart.js'
 import { occupants } from './ward.js'
 
 test('a resend of an answered message gets the stored ACK and changes nothing', async (t) => {
@@ -25,25 +23,8 @@ test('a resend of an answered message gets the stored ACK and changes nothing', 
 })
 
 test('a resend after a restart gets the stored ACK: the log is in the database', async (t) => {
-  const dir = t.testdir()
-  const config = defaultConfig({
-    DATABASE_PATH: join(dir, 'ward.db'),
-    LOG_LEVEL: 'silent',
-    HL7_PORT: 0,
-    RATE_LIMIT_MAX: 0,
-  })
   const a01 = adt({ event: 'A01', control: 'RESTART-1', encounter: 'E1', bed: 'B1' })
-  const before = await buildApp(config)
-  const sender1 = await openSender(before.hl7.port as number)
-  const first = await sender1.send(a01)
-  await sender1.close()
-  await before.close()
-
-  const after = await buildApp(config)
-  t.teardown(() => after.close())
-  const admin = after.tokens.create({ account: 'a', role: 'admin' }).token
-  const sender2 = await openSender(after.hl7.port as number)
-  t.teardown(() => sender2.close())
+  const { first, app: after, admin, sender: sender2 } = await answeredThenRestarted(t, a01)
   t.equal(await sender2.send(a01), first)
   t.equal((await occupants(after, admin)).length, 1)
 })
