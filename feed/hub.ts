@@ -64,6 +64,13 @@ export class FeedHub {
     return count
   }
 
+  /** How many catching-up streams wait for their reader: the socket's buffers are full. */
+  get waitingForReaders(): number {
+    let count = 0
+    for (const stream of this.streams) if (!stream.live && stream.congested) count++
+    return count
+  }
+
   /** Reads what was committed since the last read, on the next turn (never inside a transaction). */
   wake(): void {
     if (this.wakeScheduled) return

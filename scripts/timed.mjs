@@ -6,9 +6,10 @@
  * sees whether it holds). CPU time (user + system of every process the commands started) is
  * printed beside the wall time: on a machine shared with other work it moves much less.
  */
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { constants } from 'node:os'
+import { createInterface } from 'node:readline'
 
 const commands = process.argv.slice(2)
 if (commands.length === 0) {
@@ -32,6 +33,32 @@ function childrenCpu() {
   }
 }
 
+/**
+ * Runs a command, its output passed through as it comes. When the output is not a terminal (CI),
+ * TAP lines are read on the way: a failed test's path (file, subtest, assertion) is kept, so that a
+ * failure is named again at the end of a long log, where a CI that keeps only the tail shows it.
+ */
+function run(command) {
+  const watch = !process.stdout.isTTY
+  const child = spawn(command, { shell: true, stdio: ['inherit', watch ? 'pipe' : 'inherit', 'inherit'] })
+  const failures = []
+  if (watch) {
+    const subtests = []
+    createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
+      process.stdout.write(`${line}\n`)
+      const depth = line.length - line.trimStart().length
+      const subtest = /^\s*# Subtest: (.*)$/.exec(line)
+      if (subtest) subtests[depth / 4] = subtest[1]
+      const failed = /^\s*not ok \d+ - (.*?)(?: # .*)?$/.exec(line)
+      if (failed) failures.push([...subtests.slice(0, depth / 4), failed[1]].join(' › '))
+      if (/^\s*(not )?ok \d+/.test(line)) subtests.length = Math.min(subtests.length, depth / 4)
+    })
+  }
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => resolve({ status: code ?? 128 + (constants.signals[signal] ?? 0), failures }))
+  })
+}
+
 const seconds = (ms) => `${Math.round(ms / 1000)} s`
 const cpu = (s) => (s === undefined ? '' : `, CPU ${Math.round(s)} s`)
 const started = performance.now()
@@ -41,12 +68,16 @@ let status = 0
 for (const command of commands) {
   const stepStarted = performance.now()
   const cpuBefore = childrenCpu()
-  const result = spawnSync(command, { shell: true, stdio: 'inherit' })
+  const result = await run(command)
   const cpuAfter = childrenCpu()
   const used = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore
   steps.push(`${command}: ${seconds(performance.now() - stepStarted)}${cpu(used)}`)
-  status = result.status ?? 128 + (constants.signals[result.signal] ?? 0)
-  if (status !== 0) break
+  status = result.status
+  if (status !== 0) {
+    if (result.failures.length > 0)
+      console.log(`\nfailed in ${command}:\n${result.failures.map((f) => `  not ok: ${f}`).join('\n')}`)
+    break
+  }
 }
 const cpuEnded = childrenCpu()
 const cpuTotal = cpuStarted === undefined || cpuEnded === undefined ? undefined : cpuEnded - cpuStarted
