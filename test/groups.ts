@@ -41,6 +41,7 @@ export const GROUPS: Record<string, readonly string[]> = {
     'test/oidc/settings.test.ts',
     'test/openapi/list-parameters.test.ts',
     'test/runtime.test.ts',
+    'test/shared-compilers.test.ts',
     'test/start-flags.test.ts',
   ],
   db: [

@@ -2,6 +2,7 @@ import type { Test } from 'tap'
 import { buildApp } from '../app.js'
 import { type Config, defaultConfig } from '../config.js'
 import type { Role } from '../domain/principal.js'
+import { sharedCompilers } from './shared-compilers.js'
 
 export type TestApp = Awaited<ReturnType<typeof buildApp>>
 
@@ -22,11 +23,12 @@ export function bearer(token: string): { authorization: string } {
 
 /**
  * A fresh app on a fresh in-memory database, closed when the test ends. Rate limits are off
- * unless a test turns them on; config is passed as options, never through process.env.
+ * unless a test turns them on; config is passed as options, never through process.env. Its route
+ * schemas are compiled once a process, shared with the process's other apps (test/shared-compilers.ts).
  */
 export async function buildTestApp(t: Test, overrides: Partial<Config> = {}) {
   const config = defaultConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0, ...overrides })
-  const app = await buildApp(config)
+  const app = await buildApp(config, sharedCompilers)
   t.teardown(() => app.close())
   const make = (account: string, role: Role, facility: string | null = null) =>
     app.tokens.create({ account, role, facility, label: `test ${account}` }).token

@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import type { Test } from 'tap'
 import { buildApp } from '../../app.js'
 import { defaultConfig } from '../../config.js'
+import { sharedCompilers } from '../shared-compilers.js'
 import { openSender, type Sender } from './client.js'
 
 /**
@@ -16,13 +17,13 @@ export async function answeredThenRestarted(t: Test, message: string) {
     HL7_PORT: 0,
     RATE_LIMIT_MAX: 0,
   })
-  const before = await buildApp(config)
+  const before = await buildApp(config, sharedCompilers)
   const firstSender = await openSender(before.hl7.port as number)
   const first = await firstSender.send(message)
   await firstSender.close()
   await before.close()
 
-  const app = await buildApp(config)
+  const app = await buildApp(config, sharedCompilers)
   t.teardown(() => app.close())
   const admin = app.tokens.create({ account: 'a', role: 'admin' }).token
   const sender: Sender = await openSender(app.hl7.port as number)

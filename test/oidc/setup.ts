@@ -3,6 +3,7 @@ import type { Test } from 'tap'
 import { buildApp, loggerOptions } from '../../app.js'
 import { type Config, defaultConfig } from '../../config.js'
 import { bearer } from '../helper.js'
+import { sharedCompilers } from '../shared-compilers.js'
 import { SCRIPT_CLIENT, startProvider, type TestProvider, WARD_API } from './provider.js'
 
 export const ROLE_MAP = 'ward-nurse=write,ward-viewer=read,ward-admin=admin'
@@ -45,6 +46,7 @@ export async function buildOidcApp(t: Test, provider: TestProvider, overrides: P
   const log = capturedLog()
   const app = await buildApp(config, {
     logger: { ...(loggerOptions(config) as object), level: 'trace', stream: log.stream },
+    ...sharedCompilers,
   })
   t.teardown(() => app.close())
   const admin = app.tokens.create({ account: 'svc-admin', role: 'admin', facility: null }).token

@@ -6,6 +6,7 @@ import { buildApp } from '../../app.js'
 import { defaultConfig } from '../../config.js'
 import { openDatabase } from '../../db/connection.js'
 import type { Role } from '../../domain/principal.js'
+import { sharedCompilers } from '../shared-compilers.js'
 
 /** Which remembered pages the pair differs in. */
 export type PageCacheSetting = 'NOTIFICATION_PAGE_CACHE_BYTES' | 'WARD_OCCUPANT_PAGE_CACHE_BYTES'
@@ -25,8 +26,8 @@ export async function twoApps(setting: PageCacheSetting, cacheBytes: number, cal
   const dir = mkdtempSync(join(tmpdir(), 'page-cache-'))
   const path = join(dir, 'facility.db')
   const config = defaultConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 })
-  const remembering = await buildApp({ ...config, [setting]: cacheBytes })
-  const oracle = await buildApp({ ...config, [setting]: 0 })
+  const remembering = await buildApp({ ...config, [setting]: cacheBytes }, sharedCompilers)
+  const oracle = await buildApp({ ...config, [setting]: 0 }, sharedCompilers)
   const elsewhere = openDatabase(path)
   async function close() {
     elsewhere.close()
