@@ -13,10 +13,11 @@ export interface Pkg {
 
 /**
  * A test file is what tap runs as one: a module under test/ that takes tap's root test (`import t
- * from 'tap'`, or `import { test } from 'tap'`), whatever its name (`*.test.ts`, `*.release.ts`, `*.drill.ts`, `*.browser.ts`,
+ * from 'tap'`, or `import { test } from 'tap'`, a type beside it or not), whatever its name (`*.test.ts`, `*.release.ts`, `*.drill.ts`, `*.browser.ts`,
  * `*.fault.ts`, or a kind not made yet). Helpers import tap's types only.
  */
-export const TAKES_TAP = /^import\s+(?!type\b)(\w+\s*(,\s*\{[^}]*\}\s*)?|\{(?!\s*type\b)[^}]*\}\s*)from\s+'tap'/m
+export const TAKES_TAP =
+  /^import\s+(?!type\b)(\w+\s*(,\s*\{[^}]*\}\s*)?|\{(?=(?:[^}]*,)?\s*(?!type\s+\w)\w)[^}]*\}\s*)from\s+'tap'/m
 
 export function* testFiles(root: string, dir = join(root, 'test')): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
