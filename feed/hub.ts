@@ -105,13 +105,16 @@ export class FeedHub {
     const target = this.log.head()
     durable.then(
       () =>
-        setImmediate(() => {
-          try {
-            this.pumpThrough(target)
-          } catch (error) {
-            this.onReadError(error)
-          }
-        }),
+        // Nobody listening: only the position moves, at once (no turn of the event loop for it).
+        this.streams.size === 0
+          ? this.pumpThrough(target)
+          : setImmediate(() => {
+              try {
+                this.pumpThrough(target)
+              } catch (error) {
+                this.onReadError(error)
+              }
+            }),
       () => {},
     )
   }
