@@ -46,11 +46,11 @@ function errSegment(error: AckError, severity: 'E' | 'W'): string {
   return `ERR|${location}${location === '' ? '^^^' : '^'}${error.code}&${codeText}|${location}|${error.code}^${codeText}^HL70357|${severity}||||${text}`
 }
 
-/** MSH-7 as the library's formatHl7DateTime writes it: YYYYMMDDHHMMSS in UTC, then .<ms> unless 0 (unpadded). */
+/** MSH-7 as the library's formatHl7DateTime writes it for the clock's date: YYYYMMDDHHMMSS in UTC, then .<ms> unless 0 (unpadded). */
 function hl7Now(now: Date): string {
-  const iso = now.toISOString()
+  const two = (n: number) => (n < 10 ? `0${n}` : `${n}`)
   const ms = now.getUTCMilliseconds()
-  const stamp = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}`
+  const stamp = `${now.getUTCFullYear()}${two(now.getUTCMonth() + 1)}${two(now.getUTCDate())}${two(now.getUTCHours())}${two(now.getUTCMinutes())}${two(now.getUTCSeconds())}`
   return ms > 0 ? `${stamp}.${ms}` : stamp
 }
 
