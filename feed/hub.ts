@@ -105,13 +105,16 @@ export class FeedHub {
     const target = this.log.head()
     durable.then(
       () =>
-        setImmediate(() => {
-          try {
-            this.pumpThrough(target)
-          } catch (error) {
-            this.onReadError(error)
-          }
-        }),
+        // Nobody listening: only the position moves, at once (no turn of the event loop for it).
+        this.streams.size === 0
+          ? this.pumpThrough(target)
+          : setImmediate(() => {
+              try {
+                this.pumpThrough(target)
+              } catch (error) {
+                this.onReadError(error)
+              }
+            }),
       () => {},
     )
   }
@@ -119,6 +122,14 @@ export class FeedHub {
   /** Delivers the committed events after the hub's position, up to `target`. */
   private pumpThrough(target: number): void {
     if (this.stopped) return
+    if (this.streams.size === 0) {
+      // Nobody to tell: the position moves on without reading the events (a stream opened later
+      // starts from it, as it would after a read). Each ADT message or write would otherwise read
+      // back the events it just appended, for no one.
+      const through = target === Number.MAX_SAFE_INTEGER ? this.log.head() : target
+      if (through > this.cursor) this.cursor = through
+      return
+    }
     // Events pruned before they were read (only if retention were shorter than a pump): the live
     // streams cannot have them any more, so they are told to reload.
     const pruned = this.log.prunedThrough()

@@ -1,6 +1,6 @@
 import net, { type BlockList, type Socket } from 'node:net'
 import tls from 'node:tls'
-import { Hl7Message } from '@medplum/core'
+import type { Hl7Message } from '@medplum/core'
 import { Hl7Connection, type Hl7ErrorEvent, type Hl7MessageEvent } from '@medplum/hl7'
 import type { FastifyBaseLogger } from 'fastify'
 import { addressAllowed } from '../lib/hl7-network.js'
@@ -147,9 +147,14 @@ class AdtConnection {
       })
   }
 
+  /**
+   * The ACK framed as the library's send frames it (VT, the text in the connection's encoding: UTF-8,
+   * the library's default, which the connection keeps; FS CR), without parsing the text we just
+   * wrote into the library's objects and printing it again.
+   */
   private send(ack: string): void {
     if (this.socket.destroyed) return
-    this.connection.send(Hl7Message.parse(ack))
+    this.socket.write(frame(ack))
   }
 
   /** Stops reading; answers what is in hand (and `last`, if any), then closes. */
@@ -230,6 +235,21 @@ export function createListener(opts: ListenerOptions) {
       await closed
     },
   }
+}
+
+const VT = 0x0b
+const FS = 0x1c
+const CR = 0x0d
+
+/** One MLLP frame: VT, the text in UTF-8, FS CR. */
+function frame(text: string): Buffer {
+  const length = Buffer.byteLength(text, 'utf8')
+  const out = Buffer.allocUnsafe(length + 3)
+  out[0] = VT
+  out.write(text, 1, 'utf8')
+  out[length + 1] = FS
+  out[length + 2] = CR
+  return out
 }
 
 /** A warning of the MLLP library about a message it still delivers, not a frame it failed to read. */
