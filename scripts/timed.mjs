@@ -11,9 +11,19 @@ import { readFileSync } from 'node:fs'
 import { constants } from 'node:os'
 import { createInterface } from 'node:readline'
 
-const commands = process.argv.slice(2)
-if (commands.length === 0) {
-  console.error('usage: node scripts/timed.mjs <command> [command ...]')
+/**
+ * Steps, each one command or several joined by a lone `&` argument (`'a' '&' 'b'`): the commands of
+ * a step run at the same time, so that short single-threaded ones (lint beside tap's rebuild) keep
+ * both cores busy; the next step starts when all of them have ended.
+ */
+const steps = []
+for (const [i, arg] of process.argv.slice(2).entries()) {
+  if (arg === '&') continue
+  if (i > 0 && process.argv[i + 1] === '&') steps.at(-1)?.push(arg)
+  else steps.push([arg])
+}
+if (steps.length === 0 || process.argv.at(-1) === '&' || process.argv[2] === '&') {
+  console.error("usage: node scripts/timed.mjs <command> ['&' <command> ...] [command ...]")
   process.exit(2)
 }
 
@@ -63,24 +73,28 @@ const seconds = (ms) => `${Math.round(ms / 1000)} s`
 const cpu = (s) => (s === undefined ? '' : `, CPU ${Math.round(s)} s`)
 const started = performance.now()
 const cpuStarted = childrenCpu()
-const steps = []
+const report = []
 let status = 0
-for (const command of commands) {
+for (const step of steps) {
   const stepStarted = performance.now()
   const cpuBefore = childrenCpu()
-  const result = await run(command)
+  const results = await Promise.all(step.map(run))
   const cpuAfter = childrenCpu()
   const used = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore
-  steps.push(`${command}: ${seconds(performance.now() - stepStarted)}${cpu(used)}`)
-  status = result.status
-  if (status !== 0) {
-    if (result.failures.length > 0)
-      console.log(`\nfailed in ${command}:\n${result.failures.map((f) => `  not ok: ${f}`).join('\n')}`)
+  report.push(`${step.join(' & ')}: ${seconds(performance.now() - stepStarted)}${cpu(used)}`)
+  const failed = results.findIndex((result) => result.status !== 0)
+  if (failed !== -1) {
+    status = results[failed].status
+    for (const [i, result] of results.entries()) {
+      if (result.status === 0) continue
+      const named = result.failures.map((f) => `\n  not ok: ${f}`).join('')
+      console.log(`\nfailed in ${step[i]} (exit ${result.status})${named ? `:${named}` : ''}`)
+    }
     break
   }
 }
 const cpuEnded = childrenCpu()
 const cpuTotal = cpuStarted === undefined || cpuEnded === undefined ? undefined : cpuEnded - cpuStarted
 const outcome = status === 0 ? 'done' : `failed (exit ${status})`
-console.log(`\n${outcome} in ${seconds(performance.now() - started)}${cpu(cpuTotal)} (${steps.join('; ')})`)
+console.log(`\n${outcome} in ${seconds(performance.now() - started)}${cpu(cpuTotal)} (${report.join('; ')})`)
 process.exit(status)

@@ -37,7 +37,7 @@ const ITEM_FIELDS = ['id', 'type', 'question', 'choices', 'required', 'order', '
 
 const textArb = fc.oneof(
   { weight: 4, arbitrary: fc.stringMatching(/^[A-Za-z0-9 :-]{1,12}$/) },
-  { weight: 1, arbitrary: oddStringArb.filter((s) => s.length > 0) },
+  { weight: 1, arbitrary: oddStringArb().filter((s) => s.length > 0) },
 )
 const timestampArb = fc.oneof(fc.nat(), fc.constantFrom(8_640_000_000_000_000, 8_640_000_000_000_001, -1, 0.5))
 const validItemArb = fc.record(
