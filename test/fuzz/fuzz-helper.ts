@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { STATUS_CODES } from 'node:http'
-import type { Database } from 'better-sqlite3'
+import type { Database, Statement } from 'better-sqlite3'
 import fc from 'fast-check'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import qs from 'qs'
@@ -58,8 +58,26 @@ export async function buildFuzzApp(t: Test, overrides: Partial<Config> = {}) {
 
 // ---------------------------------------------------------------- database snapshot
 
-/** Every row of every table (SQLite's and Litestream's own aside), in primary-key order, as one JSON text. */
+/** Every row of every table (SQLite's and Litestream's own aside), in primary-key order, as one text. */
 export function snapshot(db: Database): string {
+  return snapshotReads(db)
+    .map(({ table, rows }) => `${table}\n${rows.get() ?? ''}`)
+    .join('\n')
+}
+
+type TableRead = { table: string; rows: Statement<[], string | null> }
+const tableReads = new WeakMap<Database, { schema: number; reads: TableRead[] }>()
+
+/**
+ * One statement per table that gives every value as SQL text (quote(): strings quoted, blobs as
+ * X'..', NULL, numbers that read back to the same double), rows in key order, made by SQLite.
+ * Quoted values cannot run into each other, so equal text is equal rows. Prepared once per schema
+ * of a connection: a snapshot is taken before and after every request of the isolation tests.
+ */
+function snapshotReads(db: Database): TableRead[] {
+  const schema = db.pragma('schema_version', { simple: true }) as number
+  const kept = tableReads.get(db)
+  if (kept?.schema === schema) return kept.reads
   const tables = db
     .prepare<[], { name: string }>(
       // Litestream's own tables (_litestream_seq, _litestream_lock) appear when it replicates the file.
@@ -67,20 +85,25 @@ export function snapshot(db: Database): string {
          AND name NOT LIKE '\\_litestream\\_%' ESCAPE '\\' ORDER BY name`,
     )
     .all()
-  const out: Record<string, unknown[]> = {}
-  for (const { name } of tables) {
-    const quoted = `"${name.replaceAll('"', '""')}"`
-    const pk = db
-      .prepare<[], { name: string; pk: number }>(`PRAGMA table_info(${quoted})`)
-      .all()
+  const reads = tables.map(({ name }) => {
+    const table = sqlName(name)
+    const columns = db.prepare<[], { name: string; pk: number }>(`PRAGMA table_info(${table})`).all()
+    const pk = columns
       .filter((c) => c.pk > 0)
       .sort((a, b) => a.pk - b.pk)
-      .map((c) => `"${c.name}"`)
+      .map((c) => sqlName(c.name))
     const order = pk.length > 0 ? pk.join(', ') : 'rowid'
-    out[name] = db.prepare(`SELECT * FROM ${quoted} ORDER BY ${order}`).all()
-  }
-  return JSON.stringify(out)
+    const row = columns.map((c) => `quote(${sqlName(c.name)})`).join(` || ',' || `)
+    const rows = db
+      .prepare<[], string | null>(`SELECT string_agg(${row}, char(10) ORDER BY ${order}) FROM ${table}`)
+      .pluck()
+    return { table, rows }
+  })
+  tableReads.set(db, { schema, reads })
+  return reads
 }
+
+const sqlName = (name: string) => `"${name.replaceAll('"', '""')}"`
 
 // ---------------------------------------------------------------- contract checks
 
