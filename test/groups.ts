@@ -16,10 +16,9 @@ import { PROJECT_ROOT } from '../lib/product-files.js'
  * observes the process as a whole. A group holds files of up to some 6 s each (on a loaded machine),
  * about 10 to 20 s in all, so that tap's two jobs stay balanced. Left alone: the longest files (the
  * process is a small part of their cost), those that time the machine (render/idle-app,
- * render/limits), change the umask (db/private-database-files, plugins/backup-private), start
- * servers and replicas for many seconds (server, reliability/*, hl7/tls), and
- * test/lib/private-cache.test.ts (asserts that its file is the program tap started) and
- * test/suites.test.ts (reads this list).
+ * render/limits), test/lib/private-cache.test.ts (asserts that its file is the program tap started)
+ * and test/suites.test.ts (reads this list). The files that start the server, the CLI or Litestream
+ * as processes and wait on them are not `npm test`'s but `npm run test:processes`'s.
  */
 export const GROUPS: Record<string, readonly string[]> = {
   base: [

@@ -7,6 +7,7 @@ import {
   filesByScript,
   filesCiMisses,
   readProject,
+  scriptsCalled,
   scriptsCiMisses,
   scriptsRunBy,
   TAKES_TAP,
@@ -28,7 +29,7 @@ const groups = new Map(Object.entries(GROUPS).map(([name, members]) => [runnerOf
 const grouped = [...groups.values()].flat().sort()
 const byScript = filesByScript(PROJECT_ROOT, pkg, groups)
 const ciScripts = scriptsRunBy(ci)
-const LONG_SCRIPTS = ['test:long', 'crash-test']
+const LONG_SCRIPTS = ['test:long', 'crash-test', 'test:processes']
 
 t.test('every test file runs in a script CI runs, and every test script runs in CI', async (t) => {
   t.ok(files.length > 100, `${files.length} test files found`)
@@ -48,7 +49,8 @@ t.test('each test file left out of npm test runs in a script of its own, and onl
   const long = LONG_SCRIPTS.flatMap((script) => [...(byScript.get(script) ?? [])]).sort()
   t.same(long, excluded, `${LONG_SCRIPTS.join(' and ')} run exactly what npm test leaves out (its groups apart)`)
   for (const file of excluded) t.ok(files.includes(file), `${file} exists`)
-  t.same(byScript.get('test'), byScript.get('test:coverage'), 'the coverage run runs what npm test runs')
+  const both = new Set([...(byScript.get('test') ?? []), ...(byScript.get('test:processes') ?? [])])
+  t.same(byScript.get('test:coverage'), both, 'the coverage run runs what npm test and test:processes run')
 })
 
 t.test('a file npm test runs in a group runs there only, and once', async (t) => {
@@ -128,6 +130,28 @@ t.test('the tap commands of a script are read with their files', async (t) => {
     ['test/x/*.drill.ts', 'test/y.test.ts'],
   ])
   t.same(tapCommands('stryker run'), [])
+  t.same(tapCommands(`c8 sh -c "tap --jobs=2 && npm run test:processes"`), [[]], 'inside a shell of c8')
+})
+
+t.test('a script runs the files of the scripts it runs', async (t) => {
+  t.same(scriptsCalled(`c8 sh -c "tap && npm run test:processes" && npm run -s x:y`), ['test:processes', 'x:y'])
+  const root = t.testdir({ test: { 'a.test.ts': '', 'b.test.ts': '', 'c.test.ts': '' } })
+  const scripts = {
+    cover: `c8 sh -c "tap && npm run slow"`,
+    slow: 'tap test/b.test.ts && npm run slower',
+    slower: 'tap test/c.test.ts && npm run cover',
+  }
+  const byScript = filesByScript(
+    root,
+    { scripts, tap: { include: ['test/*.test.ts'], exclude: ['test/b.test.ts', 'test/c.test.ts'] } },
+    new Map(),
+  )
+  t.same([...(byScript.get('cover') ?? [])].sort(), ['test/a.test.ts', 'test/b.test.ts', 'test/c.test.ts'])
+  t.same(
+    [...(byScript.get('slow') ?? [])].sort(),
+    ['test/a.test.ts', 'test/b.test.ts', 'test/c.test.ts'],
+    'a cycle ends',
+  )
 })
 
 t.test('a test file is told from a helper by how it imports tap', async (t) => {

@@ -54,9 +54,17 @@ export function withGroupMembers(files: Set<string>, groups: Groups): Set<string
   return all
 }
 
-/** The test files each script runs, for every script that runs tap, group members included. */
+/** The npm scripts a script runs itself (`npm run <name>`), in the order written. */
+export function scriptsCalled(script: string): string[] {
+  return [...script.matchAll(/(?:^|[\s;&|('"])npm run(?: -s)? ([\w:.-]+)/g)].map((match) => match[1] as string)
+}
+
+/**
+ * The test files each script runs, for every script that runs tap, group members included, and
+ * those of the scripts it runs (`npm run test:processes` inside the coverage run).
+ */
 export function filesByScript(root: string, pkg: Pkg, groups: Groups): Map<string, Set<string>> {
-  const byScript = new Map<string, Set<string>>()
+  const own = new Map<string, Set<string>>()
   for (const [name, script] of Object.entries(pkg.scripts)) {
     const commands = tapCommands(script)
     if (commands.length === 0) continue
@@ -68,7 +76,20 @@ export function filesByScript(root: string, pkg: Pkg, groups: Groups): Map<strin
         for (const file of expand(root, pkg.tap.include)) if (!excluded.has(file)) files.add(file)
       }
     }
-    byScript.set(name, withGroupMembers(files, groups))
+    own.set(name, withGroupMembers(files, groups))
+  }
+  const byScript = new Map<string, Set<string>>()
+  for (const name of own.keys()) {
+    const files = new Set<string>()
+    const seen = new Set<string>()
+    const visit = (script: string) => {
+      if (seen.has(script)) return
+      seen.add(script)
+      for (const file of own.get(script) ?? []) files.add(file)
+      for (const called of scriptsCalled(pkg.scripts[script] ?? '')) visit(called)
+    }
+    visit(name)
+    byScript.set(name, files)
   }
   return byScript
 }
