@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * `node scripts/timed.mjs 'command' 'command' ...`: runs each command through the shell, one after
- * the other, stops at the first that fails, and prints how long each took and the whole, so that
+ * `node scripts/timed.mjs 'command' 'command' ...`: runs each step through the shell, one after
+ * the other (a step is one command, or several joined by '&' that run together), stops at the first
+ * that fails, and prints how long each took and the whole, so that
  * `npm test` ends with its elapsed time (the README promises five minutes; this is how a newcomer
  * sees whether it holds). CPU time (user + system of every process the commands started) is
  * printed beside the wall time: on a machine shared with other work it moves much less.
@@ -22,7 +23,9 @@ for (const [i, arg] of process.argv.slice(2).entries()) {
   if (i > 0 && process.argv[i + 1] === '&') steps.at(-1)?.push(arg)
   else steps.push([arg])
 }
-if (steps.length === 0 || process.argv.at(-1) === '&' || process.argv[2] === '&') {
+const args = process.argv.slice(2)
+const misplaced = args.some((arg, i) => arg === '&' && (i === 0 || i === args.length - 1 || args[i + 1] === '&'))
+if (steps.length === 0 || misplaced) {
   console.error("usage: node scripts/timed.mjs <command> ['&' <command> ...] [command ...]")
   process.exit(2)
 }
@@ -47,15 +50,19 @@ function childrenCpu() {
  * Runs a command, its output passed through as it comes. When the output is not a terminal (CI),
  * TAP lines are read on the way: a failed test's path (file, subtest, assertion) is kept, so that a
  * failure is named again at the end of a long log, where a CI that keeps only the tail shows it.
+ * `held`: its standard output is kept and printed when it ends (a command that runs beside
+ * another, whose lines would otherwise be mixed into the other's).
  */
-function run(command) {
-  const watch = !process.stdout.isTTY
+function run(command, held = false) {
+  const watch = held || !process.stdout.isTTY
   const child = spawn(command, { shell: true, stdio: ['inherit', watch ? 'pipe' : 'inherit', 'inherit'] })
   const failures = []
+  const kept = []
   if (watch) {
     const subtests = []
     createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
-      process.stdout.write(`${line}\n`)
+      if (held) kept.push(line)
+      else process.stdout.write(`${line}\n`)
       const depth = line.length - line.trimStart().length
       const subtest = /^\s*# Subtest: (.*)$/.exec(line)
       if (subtest) subtests[depth / 4] = subtest[1]
@@ -65,7 +72,10 @@ function run(command) {
     })
   }
   return new Promise((resolve) => {
-    child.on('close', (code, signal) => resolve({ status: code ?? 128 + (constants.signals[signal] ?? 0), failures }))
+    child.on('close', (code, signal) => {
+      if (held) process.stdout.write(`\n--- output of ${command}\n${kept.map((line) => `${line}\n`).join('')}`)
+      resolve({ status: code ?? 128 + (constants.signals[signal] ?? 0), failures })
+    })
   })
 }
 
@@ -78,7 +88,7 @@ let status = 0
 for (const step of steps) {
   const stepStarted = performance.now()
   const cpuBefore = childrenCpu()
-  const results = await Promise.all(step.map(run))
+  const results = await Promise.all(step.map((command, i) => run(command, i > 0)))
   const cpuAfter = childrenCpu()
   const used = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore
   report.push(`${step.join(' & ')}: ${seconds(performance.now() - stepStarted)}${cpu(used)}`)

@@ -42,6 +42,7 @@ t.test('every test file runs in a script CI runs, and every test script runs in 
   t.same(filesCiMisses(files, byScript, ciScripts), [], 'no test file is left out of CI')
   t.same(scriptsCiMisses(byScript, ciScripts), [], 'no test script is left out of CI')
   t.ok(ciScripts.has('test') && ciScripts.has('test:coverage'), 'CI runs npm test and the coverage run')
+  t.ok(ciScripts.has('test:processes'), 'CI runs the process suites on their own too (on Node 22)')
 })
 
 t.test('each test file left out of npm test runs in a script of its own, and only there', async (t) => {
@@ -119,6 +120,7 @@ t.test('an alias of files CI runs elsewhere is no missing script', async (t) => 
   ])
   t.same(scriptsCiMisses(scripts, scriptsRunBy('npm run test:long')), [])
   t.same(scriptsCiMisses(scripts, scriptsRunBy('npm run lint:openapi')), ['test:long'])
+  t.same([...scriptsRunBy(`X=1 node scripts/timed.mjs 'npm test' '&' 'npm run test:long'`)], ['test', 'test:long'])
 })
 
 t.test('the tap commands of a script are read with their files', async (t) => {
@@ -131,10 +133,12 @@ t.test('the tap commands of a script are read with their files', async (t) => {
   ])
   t.same(tapCommands('stryker run'), [])
   t.same(tapCommands(`c8 sh -c "tap --jobs=2 && npm run test:processes"`), [[]], 'inside a shell of c8')
+  t.same(tapCommands(`c8 node scripts/timed.mjs "tap --jobs=2" "&" "npm run test:processes"`), [[]], 'beside another')
 })
 
 t.test('a script runs the files of the scripts it runs', async (t) => {
   t.same(scriptsCalled(`c8 sh -c "tap && npm run test:processes" && npm run -s x:y`), ['test:processes', 'x:y'])
+  t.same(scriptsCalled(`c8 node scripts/timed.mjs "tap" "&" "npm run test:processes"`), ['test:processes'])
   const root = t.testdir({ test: { 'a.test.ts': '', 'b.test.ts': '', 'c.test.ts': '' } })
   const scripts = {
     cover: `c8 sh -c "tap && npm run slow"`,

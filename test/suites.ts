@@ -94,13 +94,13 @@ export function filesByScript(root: string, pkg: Pkg, groups: Groups): Map<strin
   return byScript
 }
 
-/** The npm scripts a CI script runs (`npm test`, `npm run <name>`), comments left out. */
+/** The npm scripts a CI script runs (`npm test`, `npm run <name>`, quoted steps of scripts/timed.mjs too), comments left out. */
 export function scriptsRunBy(ci: string): Set<string> {
   const run = new Set<string>()
   for (const line of ci.split('\n')) {
     const code = line.replace(/(^|\s)#.*$/, '')
-    if (/(^|[\s;&|(])npm (test|t)\b/.test(code)) run.add('test')
-    for (const match of code.matchAll(/(?:^|[\s;&|(])npm run ([\w:.-]+)/g)) if (match[1]) run.add(match[1])
+    if (/(^|[\s;&|('"])npm (test|t)\b/.test(code)) run.add('test')
+    for (const match of code.matchAll(/(?:^|[\s;&|('"])npm run ([\w:.-]+)/g)) if (match[1]) run.add(match[1])
   }
   return run
 }

@@ -69,9 +69,9 @@ type TableRead = { table: string; rows: Statement<[], string | null> }
 const tableReads = new WeakMap<Database, { schema: number; reads: TableRead[] }>()
 
 /**
- * One statement per table that gives every value as SQL text (quote(): strings quoted, blobs as
- * X'..', NULL, numbers that read back to the same double), rows in key order, made by SQLite.
- * Quoted values cannot run into each other, so equal text is equal rows. Prepared once per schema
+ * One statement per table that gives every value as text (strings as T and the hex of their bytes;
+ * quote() for the rest: blobs as X'..', NULL, numbers that read back to the same value), rows in
+ * key order, made by SQLite. No value's text holds a comma or a newline, so equal text is equal rows. Prepared once per schema
  * of a connection: a snapshot is taken before and after every request of the isolation tests.
  */
 function snapshotReads(db: Database): TableRead[] {
@@ -93,7 +93,10 @@ function snapshotReads(db: Database): TableRead[] {
       .sort((a, b) => a.pk - b.pk)
       .map((c) => sqlName(c.name))
     const order = pk.length > 0 ? pk.join(', ') : 'rowid'
-    const row = columns.map((c) => `quote(${sqlName(c.name)})`).join(` || ',' || `)
+    // Text as the hex of its bytes: quote() stops at a NUL character, and a stored string may hold one.
+    const value = (column: string) =>
+      `CASE typeof(${column}) WHEN 'text' THEN 'T' || hex(${column}) ELSE quote(${column}) END`
+    const row = columns.map((c) => value(sqlName(c.name))).join(` || ',' || `)
     const rows = db
       .prepare<[], string | null>(`SELECT string_agg(${row}, char(10) ORDER BY ${order}) FROM ${table}`)
       .pluck()

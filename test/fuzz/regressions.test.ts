@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3'
 import t from 'tap'
 import { bearer, buildTestApp } from '../helper.js'
 import { assertContract, snapshot } from './fuzz-helper.js'
@@ -66,5 +67,38 @@ t.test('routing errors (bad percent-encoding, an over-long id) have the contract
     assertContract(res, url)
     t.equal(res.statusCode, status, url)
     t.match(res.json(), { statusCode: status, error, code })
+  }
+})
+
+t.test('the snapshot tells apart every change a refused request might make (the isolation oracle)', async (t) => {
+  const db = new Database(':memory:')
+  t.teardown(() => db.close())
+  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, r REAL, b BLOB, s TEXT)')
+  const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?, ?)')
+  insert.run(1, 0.1, Buffer.from([0]), 'a\u0000b')
+  insert.run(2, 0.3, Buffer.from([1, 2]), "x'y")
+  const changes: [string, unknown[]][] = [
+    // quote() stops at a NUL character: text after one must still count.
+    ['UPDATE t SET s = ? WHERE id = 1', ['a\u0000c']],
+    ['UPDATE t SET s = ? WHERE id = 1', ['a']],
+    ['UPDATE t SET s = ? WHERE id = 1', ['\u0000']],
+    ['UPDATE t SET s = ? WHERE id = 1', ['']],
+    ['UPDATE t SET s = ? WHERE id = 1', [null]],
+    ['UPDATE t SET s = ? WHERE id = 1', ['NULL']],
+    ['UPDATE t SET s = ? WHERE id = 1', ['a,b\nc']],
+    ['UPDATE t SET r = ? WHERE id = 2', [0.30000000000000004]],
+    ['UPDATE t SET b = ? WHERE id = 2', [Buffer.from([1, 3])]],
+    ['INSERT INTO t VALUES (3, NULL, NULL, NULL)', []],
+    ['ALTER TABLE t ADD COLUMN z', []],
+    ['UPDATE t SET z = 1 WHERE id = 3', []],
+    ['CREATE TABLE u (x)', []],
+    ['INSERT INTO u VALUES (1)', []],
+    ['DELETE FROM t WHERE id = 3', []],
+  ]
+  for (const [sql, args] of changes) {
+    const before = snapshot(db)
+    t.equal(snapshot(db), before, `unchanged before: ${sql}`)
+    db.prepare(sql).run(...args)
+    t.not(snapshot(db), before, `${sql} ${JSON.stringify(args)}`)
   }
 })
