@@ -12,21 +12,33 @@ import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
 
 const MESSAGE_BYTES = 256
+const CHECKPOINTER = `
+const { workerData } = require('node:worker_threads')
+const db = new (require(workerData.Database))(workerData.path)
+setInterval(() => db.pragma('wal_checkpoint(PASSIVE)'), 200)
+`
 const ANSWER = Buffer.from('AA')
 
 /** The server's half: a fixed-size message in, a transaction, fdatasync of the WAL, the answer out. */
 function serve(indexes, sync) {
-  const Database = createRequire(import.meta.url)('better-sqlite3')
+  const require = createRequire(import.meta.url)
+  const Database = require('better-sqlite3')
   const dir = mkdtempSync(join(tmpdir(), 'facility-adt-floor-'))
   const db = new Database(join(dir, 'floor.db'))
   db.pragma('journal_mode = WAL')
   // SQLite does not sync a commit (the service's NORMAL does not either, in WAL mode); the WAL is
-  // synced before the answer, as the service does. No checkpoint runs on this thread (the service
-  // checkpoints in a worker): the WAL only grows while the floor is measured.
+  // synced before the answer, as the service does. Checkpoints run in a worker thread every 200 ms,
+  // as the service's do (db/checkpointer.ts), so the writer reuses the WAL from its start: a WAL that only grew would make
+  // every sync also a sync of the file's size.
   db.pragma('synchronous = OFF')
   db.pragma('wal_autocheckpoint = 0')
+  const checkpointer = new Worker(CHECKPOINTER, {
+    eval: true,
+    workerData: { path: join(dir, 'floor.db'), Database: require.resolve('better-sqlite3') },
+  })
   db.exec('CREATE TABLE m (id INTEGER PRIMARY KEY, a TEXT, b TEXT, c TEXT, d INTEGER)')
   for (let i = 0; i < indexes; i++) db.exec(`CREATE INDEX m_${i} ON m (${'abcd'[i % 4]}, id)`)
   const insert = db.prepare('INSERT INTO m (a, b, c, d) VALUES (?, ?, ?, ?)')
@@ -46,7 +58,8 @@ function serve(indexes, sync) {
     })
   })
   server.listen(0, '127.0.0.1', () => process.send?.(server.address().port))
-  process.on('disconnect', () => {
+  process.on('disconnect', async () => {
+    await checkpointer.terminate()
     server.close()
     closeSync(wal)
     db.close()
