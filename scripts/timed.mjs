@@ -50,19 +50,15 @@ function childrenCpu() {
  * Runs a command, its output passed through as it comes. When the output is not a terminal (CI),
  * TAP lines are read on the way: a failed test's path (file, subtest, assertion) is kept, so that a
  * failure is named again at the end of a long log, where a CI that keeps only the tail shows it.
- * `held`: its standard output is kept and printed when it ends (a command that runs beside
- * another, whose lines would otherwise be mixed into the other's).
  */
-function run(command, held = false) {
-  const watch = held || !process.stdout.isTTY
+function run(command) {
+  const watch = !process.stdout.isTTY
   const child = spawn(command, { shell: true, stdio: ['inherit', watch ? 'pipe' : 'inherit', 'inherit'] })
   const failures = []
-  const kept = []
   if (watch) {
     const subtests = []
     createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
-      if (held) kept.push(line)
-      else process.stdout.write(`${line}\n`)
+      process.stdout.write(`${line}\n`)
       const depth = line.length - line.trimStart().length
       const subtest = /^\s*# Subtest: (.*)$/.exec(line)
       if (subtest) subtests[depth / 4] = subtest[1]
@@ -72,10 +68,7 @@ function run(command, held = false) {
     })
   }
   return new Promise((resolve) => {
-    child.on('close', (code, signal) => {
-      if (held) process.stdout.write(`\n--- output of ${command}\n${kept.map((line) => `${line}\n`).join('')}`)
-      resolve({ status: code ?? 128 + (constants.signals[signal] ?? 0), failures })
-    })
+    child.on('close', (code, signal) => resolve({ status: code ?? 128 + (constants.signals[signal] ?? 0), failures }))
   })
 }
 
@@ -88,7 +81,7 @@ let status = 0
 for (const step of steps) {
   const stepStarted = performance.now()
   const cpuBefore = childrenCpu()
-  const results = await Promise.all(step.map((command, i) => run(command, i > 0)))
+  const results = await Promise.all(step.map((command) => run(command)))
   const cpuAfter = childrenCpu()
   const used = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore
   report.push(`${step.join(' & ')}: ${seconds(performance.now() - stepStarted)}${cpu(used)}`)

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import t from 'tap'
 import { buildApp } from '../../app.js'
@@ -73,7 +74,10 @@ t.test(
 )
 
 t.test('with REPLICA_URL, whose settings file is written first, the data directory is made 0700 too', async (t) => {
-  const root = t.testdir()
+  // Not t.testdir(): tap removes it before the teardowns, so before the app's close, while
+  // Litestream may still write there. Teardowns run last registered first: this one runs last.
+  const root = mkdtempSync(join(tmpdir(), 'private-files-'))
+  t.teardown(() => rmSync(root, { recursive: true, force: true, maxRetries: 5 }))
   const data = join(root, 'data')
   const path = join(data, 'facility.db')
   const before = process.umask(0o022)
