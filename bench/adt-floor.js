@@ -30,9 +30,9 @@ function serve(indexes, sync) {
   const db = new Database(join(dir, 'floor.db'))
   db.pragma('journal_mode = WAL')
   // SQLite does not sync a commit (the service's NORMAL does not either, in WAL mode); the WAL is
-  // synced before the answer, as the service does. Checkpoints run in a worker thread every 200 ms,
-  // as the service's do (db/checkpointer.ts), so the writer reuses the WAL from its start: a WAL that only grew would make
-  // every sync also a sync of the file's size.
+  // synced before the answer, as the service does. Checkpoints run in a worker thread every
+  // 200 ms, as the service's do (db/checkpointer.ts), so the writer reuses the WAL from its start:
+  // a WAL that only grew would make every sync also a sync of the file's size.
   db.pragma('synchronous = OFF')
   db.pragma('wal_autocheckpoint = 0')
   const checkpointer = new Worker(CHECKPOINTER, {

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 /**
  * `node scripts/timed.mjs 'command' 'command' ...`: runs each step through the shell, one after
- * the other (a step is one command, or several joined by '&' that run together), stops at the first
- * that fails, and prints how long each took and the whole, so that
- * `npm test` ends with its elapsed time (the README promises five minutes; this is how a newcomer
- * sees whether it holds). CPU time (user + system of every process the commands started) is
+ * the other (a step is one command, or several joined by '&' that run together), stops at the
+ * first that fails, and prints how long each took and the whole, so that `npm test` ends with its
+ * elapsed time (the README promises five minutes; this is how a newcomer sees whether it holds).
+ * CPU time (user + system of every process the commands started) is
  * printed beside the wall time: on a machine shared with other work it moves much less.
  */
 import { spawn } from 'node:child_process'
@@ -17,13 +17,13 @@ import { createInterface } from 'node:readline'
  * a step run at the same time, so that short single-threaded ones (lint beside tap's rebuild) keep
  * both cores busy; the next step starts when all of them have ended.
  */
+const args = process.argv.slice(2)
 const steps = []
-for (const [i, arg] of process.argv.slice(2).entries()) {
+for (const [i, arg] of args.entries()) {
   if (arg === '&') continue
-  if (i > 0 && process.argv[i + 1] === '&') steps.at(-1)?.push(arg)
+  if (args[i - 1] === '&') steps.at(-1)?.push(arg)
   else steps.push([arg])
 }
-const args = process.argv.slice(2)
 const misplaced = args.some((arg, i) => arg === '&' && (i === 0 || i === args.length - 1 || args[i + 1] === '&'))
 if (steps.length === 0 || misplaced) {
   console.error("usage: node scripts/timed.mjs <command> ['&' <command> ...] [command ...]")

@@ -100,7 +100,7 @@ export function scriptsRunBy(ci: string): Set<string> {
   for (const line of ci.split('\n')) {
     const code = line.replace(/(^|\s)#.*$/, '')
     if (/(^|[\s;&|('"])npm (test|t)\b/.test(code)) run.add('test')
-    for (const match of code.matchAll(/(?:^|[\s;&|('"])npm run ([\w:.-]+)/g)) if (match[1]) run.add(match[1])
+    for (const script of scriptsCalled(code)) run.add(script)
   }
   return run
 }
