@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Test } from 'tap'
 import { buildApp } from '../app.js'
 import { type Config, defaultConfig } from '../config.js'
@@ -54,4 +57,16 @@ export function operatorHealth(app: TestApp) {
     healthAdmins.set(app, token)
   }
   return app.inject({ url: '/health', headers: bearer(token) })
+}
+
+/**
+ * A temporary directory removed after every teardown registered later (an app's close among them).
+ * Not t.testdir() where a process the app starts writes there (Litestream): tap removes a testdir
+ * before the test's teardowns, so while Litestream may still write (ENOTEMPTY, seen under load).
+ * Call it before the app is built: teardowns run last registered first.
+ */
+export function dirRemovedLast(t: Test, prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `${prefix}-`))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
+  return dir
 }

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, existsSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import t from 'tap'
 import { buildApp } from '../../app.js'
 import { defaultConfig } from '../../config.js'
 import { openDatabase } from '../../db/connection.js'
 import { readAsNobody } from '../as-nobody.js'
+import { dirRemovedLast } from '../helper.js'
 import { listening, stopServer } from '../reliability/server-process.js'
 import { withUmask } from '../umask.js'
 
@@ -74,10 +74,7 @@ t.test(
 )
 
 t.test('with REPLICA_URL, whose settings file is written first, the data directory is made 0700 too', async (t) => {
-  // Not t.testdir(): tap removes it before the teardowns, so before the app's close, while
-  // Litestream may still write there. Teardowns run last registered first: this one runs last.
-  const root = mkdtempSync(join(tmpdir(), 'private-files-'))
-  t.teardown(() => rmSync(root, { recursive: true, force: true, maxRetries: 5 }))
+  const root = dirRemovedLast(t, 'private-files')
   const data = join(root, 'data')
   const path = join(data, 'facility.db')
   const before = process.umask(0o022)

@@ -71,8 +71,9 @@ const tableReads = new WeakMap<Database, { schema: number; reads: TableRead[] }>
 /**
  * One statement per table that gives every value as text (strings as T and the hex of their bytes;
  * quote() for the rest: blobs as X'..', NULL, numbers that read back to the same value), rows in
- * key order, made by SQLite. No value's text holds a comma or a newline, so equal text is equal rows. Prepared once per schema
- * of a connection: a snapshot is taken before and after every request of the isolation tests.
+ * key order, made by SQLite. No value's text holds a comma or a newline, so equal text is equal
+ * rows. Prepared once per schema of a connection: a snapshot is taken before and after every
+ * request of the isolation tests.
  */
 function snapshotReads(db: Database): TableRead[] {
   const schema = db.pragma('schema_version', { simple: true }) as number

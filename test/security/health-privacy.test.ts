@@ -1,9 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { bearer, buildTestApp, type TestApp, type TestTokens } from '../helper.js'
+import { bearer, buildTestApp, dirRemovedLast, type TestApp, type TestTokens } from '../helper.js'
 import { until } from '../reliability/fault-helpers.js'
 
 /**
@@ -121,11 +120,7 @@ async function closedPort(): Promise<number> {
 
 t.test("Litestream's dial error (a host and a port) goes to an admin only", async (t) => {
   const port = await closedPort()
-  // Not t.testdir(): tap removes it before the test's teardowns run, so before the app's close,
-  // while Litestream may still write its generations there (ENOTEMPTY, seen under load).
-  // Teardowns run last registered first: this one, registered before the app's, runs after it.
-  const dir = mkdtempSync(join(tmpdir(), 'health-privacy-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
+  const dir = dirRemovedLast(t, 'health-privacy')
   const { app, tokens } = await buildTestApp(t, {
     DATABASE_PATH: join(dir, 'ward.db'),
     REPLICA_URL: `sftp://repl@127.0.0.1:${port}/replicas/ward`,
