@@ -6,7 +6,7 @@ import type { Hl7Message } from '@medplum/core'
  * with MSA-3 saying what happened and, for AR and AE, an ERR segment naming the field: ERR-1 as
  * v2.3/v2.4 receivers read it, ERR-2..8 as v2.5 and later do. Written as text directly: building
  * the library's objects, setting MSA-3 and printing them again cost about 0.1 ms of every ADT
- * message (test/hl7/acks.test.ts checks the text is the library's).
+ * message (test/hl7/acks.test.ts checks the text is the library's, but for MSH-7: hl7Now).
  */
 export type AckCode = 'AA' | 'AR' | 'AE'
 
@@ -46,12 +46,14 @@ function errSegment(error: AckError, severity: 'E' | 'W'): string {
   return `ERR|${location}${location === '' ? '^^^' : '^'}${error.code}&${codeText}|${location}|${error.code}^${codeText}^HL70357|${severity}||||${text}`
 }
 
-/** MSH-7 as the library's formatHl7DateTime writes it for the clock's date: YYYYMMDDHHMMSS in UTC, then .<ms> unless 0 (unpadded). */
-function hl7Now(now: Date): string {
-  const two = (n: number) => (n < 10 ? `0${n}` : `${n}`)
-  const ms = now.getUTCMilliseconds()
-  const stamp = `${now.getUTCFullYear()}${two(now.getUTCMonth() + 1)}${two(now.getUTCDate())}${two(now.getUTCHours())}${two(now.getUTCMinutes())}${two(now.getUTCSeconds())}`
-  return ms > 0 ? `${stamp}.${ms}` : stamp
+/**
+ * MSH-7 of an ACK: the clock in UTC as YYYYMMDDHHMMSS.SSS+0000. The milliseconds are zero-padded
+ * (the library's formatHl7DateTime writes 42 ms as `.42`, which reads as 420 ms) and the offset
+ * is written, so a receiver in any zone reads the same instant.
+ */
+export function hl7Now(now: Date): string {
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0')
+  return `${now.getUTCFullYear()}${pad(now.getUTCMonth() + 1)}${pad(now.getUTCDate())}${pad(now.getUTCHours())}${pad(now.getUTCMinutes())}${pad(now.getUTCSeconds())}.${pad(now.getUTCMilliseconds(), 3)}+0000`
 }
 
 /** The ACK of a parsed message. */
@@ -87,9 +89,6 @@ export function ackFor(message: Hl7Message, code: AckCode, text: string, error?:
 
 /** The AR for a frame that could not be parsed (no control id to answer, so MSA-2 is empty). */
 export function ackForUnparseable(text: string, error: AckError): string {
-  const stamp = new Date()
-    .toISOString()
-    .replace(/[-:T]/g, '')
-    .replace(/\.\d+Z$/, '')
+  const stamp = hl7Now(new Date())
   return `MSH|^~\\&|facility-service|WARD|||${stamp}||ACK|${Date.now()}|P|2.5.1\rMSA|AR||${escapeText(text)}\r${errSegment(error, 'E')}`
 }

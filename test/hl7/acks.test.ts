@@ -1,6 +1,6 @@
 import { Hl7Message, Hl7Segment } from '@medplum/core'
 import { test } from 'tap'
-import { type AckCode, type AckError, ackFor, ackForUnparseable, escapeText } from '../../hl7/acks.js'
+import { type AckCode, type AckError, ackFor, ackForUnparseable, escapeText, hl7Now } from '../../hl7/acks.js'
 import { adt } from './messages.js'
 
 // The ACK is written as text (hl7/acks.ts); it must be what the library's buildAck, with MSA-3 set
@@ -11,7 +11,7 @@ function libraryAck(message: Hl7Message, code: AckCode, text: string, err?: stri
   return ack.toString()
 }
 
-/** MSH-7 and MSH-10 are the clock's: compared apart. */
+/** MSH-7 and MSH-10 are the clock's: compared apart (MSH-7 differs on purpose: the test below). */
 function split(ack: string): { clock: string[]; rest: string } {
   const [msh = '', ...others] = ack.split('\r')
   const separator = msh.charAt(3)
@@ -50,13 +50,15 @@ test('the ACK text is the library buildAck text, for the messages sites send', a
       )
       t.equal(ours.rest, reference.rest, `${text.slice(0, 40)} ${code} ${why}`)
       const [stamp = '', control = ''] = ours.clock
-      t.match(stamp, /^\d{14}(\.\d{1,3})?$/, 'MSH-7 a UTC time stamp')
+      t.match(stamp, /^\d{14}\.\d{3}\+0000$/, 'MSH-7 a UTC time stamp with ms and offset')
       t.ok(Number(control) >= before && Number(control) <= Date.now(), 'MSH-10 the clock in ms')
     }
   }
 })
 
-test('MSH-7 is written as the library writes it, milliseconds unpadded and left out when 0', async (t) => {
+// The library's formatHl7DateTime writes 42 ms as `.42` (read: 420 ms) and no offset: the ACK's
+// MSH-7 deliberately differs from it. Its MSH-10 is still the clock in ms.
+test('MSH-7 is the UTC clock with zero-padded milliseconds and the offset +0000', async (t) => {
   const message = Hl7Message.parse('MSH|^~\\&|APP|FAC|WARD|FS|20260105103000||ADT^A01|X-1|P|2.5.1')
   const real = Date.now
   const realDate = globalThis.Date
@@ -64,11 +66,13 @@ test('MSH-7 is written as the library writes it, milliseconds unpadded and left 
     Date.now = real
     globalThis.Date = realDate
   })
-  for (const at of [
-    Date.UTC(2026, 0, 5, 10, 30, 0, 0),
-    Date.UTC(2026, 0, 5, 10, 30, 0, 7),
-    Date.UTC(2026, 11, 31, 23, 59, 59, 999),
-  ]) {
+  for (const [at, expected] of [
+    [Date.UTC(2026, 11, 6, 16, 10, 10, 42), '20261206161010.042+0000'],
+    [Date.UTC(2026, 0, 5, 10, 30, 0, 5), '20260105103000.005+0000'],
+    [Date.UTC(2026, 0, 5, 10, 30, 0, 0), '20260105103000.000+0000'],
+    [Date.UTC(2026, 11, 31, 23, 59, 59, 999), '20261231235959.999+0000'],
+  ] as const) {
+    t.equal(hl7Now(new realDate(at)), expected, new realDate(at).toISOString())
     globalThis.Date = class extends realDate {
       constructor(...args: unknown[]) {
         if (args.length === 0) super(at)
@@ -76,9 +80,11 @@ test('MSH-7 is written as the library writes it, milliseconds unpadded and left 
       }
     } as DateConstructor
     const ours = ackFor(message, 'AA', 'applied').split('\r')[0]?.split('|')
-    const reference = libraryAck(message, 'AA', 'applied').split('\r')[0]?.split('|')
-    t.equal(ours?.[6], reference?.[6], new realDate(at).toISOString())
+    t.equal(ours?.[6], expected, 'the ACK carries it as MSH-7')
     t.equal(ours?.[9], String(at))
+    const unparseable = ackForUnparseable('x', { field: '', code: 100, text: 'x' }).split('\r')[0]?.split('|')
+    t.equal(unparseable?.[6], expected, 'so does the AR of an unparseable frame')
+    globalThis.Date = realDate
   }
 })
 
@@ -88,5 +94,5 @@ test('the AR of an unparseable frame: MSA-2 empty, MSA-3 the reason, then ERR', 
   t.equal(parsed.toString(), ack, 'the text reads back as itself')
   t.equal(parsed.getSegment('MSA')?.toString(), 'MSA|AR||not HL7 \\F\\ at all')
   t.equal(parsed.getSegment('ERR')?.getField(3)?.toString(), '100^Segment sequence error^HL70357')
-  t.match(parsed.getSegment('MSH')?.getField(7)?.toString(), /^\d{14}$/)
+  t.match(parsed.getSegment('MSH')?.getField(7)?.toString(), /^\d{14}\.\d{3}\+0000$/)
 })
