@@ -4,6 +4,7 @@
  * A message that can never be applied is a rejection naming the field. Pure: no clock, no I/O.
  */
 import type { Hl7Message, Hl7Segment } from '@medplum/core'
+import { headerRejection } from './adt-header-rules.js'
 import { parseHl7Time } from './hl7-time.js'
 
 /** The events that change the ward; every other ADT trigger is acknowledged and ignored. */
@@ -19,6 +20,8 @@ export interface AdtSettings {
   timeZone: string
   /** A location change in an A08 is a transfer (HL7_A08_TRANSFERS). */
   transferOnA08: boolean
+  /** The MSH-11 processing ids applied (HL7_PROCESSING_IDS); absent: production (P) only. */
+  processingIds?: readonly string[]
 }
 
 export interface MessageHeader {
@@ -57,8 +60,8 @@ export interface WardMessage {
 export interface Rejection {
   field: string
   reason: string
-  /** HL7 table 0357: 100 segment sequence, 101 required field missing, 102 data type, 200 unsupported message type, 207 application error. */
-  code: 100 | 101 | 102 | 200 | 207
+  /** HL7 table 0357: 100 segment sequence, 101 required field missing, 102 data type, 200 unsupported message type, 202 unsupported processing id, 203 unsupported version id, 207 application error. */
+  code: 100 | 101 | 102 | 200 | 202 | 203 | 207
 }
 
 export type AdtReading =
@@ -181,6 +184,8 @@ function readWardMessage(message: Hl7Message, header: MessageHeader, settings: A
 export function readAdt(message: Hl7Message, settings: AdtSettings): AdtReading {
   const header = readHeader(message, settings.timeZone)
   if (isRejection(header)) return { kind: 'rejected', header: null, rejection: header }
+  const refused = headerRejection(message, settings.processingIds ?? ['P'])
+  if (refused !== null) return { kind: 'rejected', header, rejection: refused }
   if (header.messageType !== 'ADT')
     return {
       kind: 'rejected',

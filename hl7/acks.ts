@@ -1,4 +1,5 @@
 import type { Hl7Message } from '@medplum/core'
+import { enhancedMode } from '../domain/adt-header-rules.js'
 
 /**
  * Original-mode acknowledgements (MSA-1 AA, AR, AE), the text the library's Hl7Message.buildAck
@@ -9,6 +10,12 @@ import type { Hl7Message } from '@medplum/core'
  * message (test/hl7/acks.test.ts checks the text is the library's, but for MSH-7: hl7Now).
  */
 export type AckCode = 'AA' | 'AR' | 'AE'
+
+/**
+ * A message that asks for enhanced mode (MSH-15 or MSH-16 set) gets the commit acknowledgement:
+ * CA when it is committed (the moment an AA would be sent), CR and CE in place of AR and AE.
+ */
+const ENHANCED: Record<AckCode, string> = { AA: 'CA', AR: 'CR', AE: 'CE' }
 
 export interface AckError {
   /** Where: MSH-10, PV1-3 ... (empty: the message as a whole). */
@@ -24,6 +31,8 @@ const CODE_TEXT: Record<number, string> = {
   101: 'Required field missing',
   102: 'Data type error',
   200: 'Unsupported message type',
+  202: 'Unsupported processing id',
+  203: 'Unsupported version id',
   205: 'Duplicate key identifier',
   206: 'Application record locked',
   207: 'Application internal error',
@@ -82,7 +91,7 @@ export function ackFor(message: Hl7Message, code: AckCode, text: string, error?:
     'P',
     field(12) ?? '2.5.1',
   ].join(separator)
-  const msa = ['MSA', code, field(10) ?? '', escapeText(text)].join(separator)
+  const msa = ['MSA', enhancedMode(message) ? ENHANCED[code] : code, field(10) ?? '', escapeText(text)].join(separator)
   const err = error === undefined ? '' : `\r${errSegment(error, code === 'AA' ? 'W' : 'E')}`
   return `${header}\r${msa}${err}`
 }

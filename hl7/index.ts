@@ -6,6 +6,7 @@ import { createAdtWard } from '../db/repositories/adt-ward.js'
 import { createHl7MessageLog, type Hl7MessageLog, type Hl7MessageRow } from '../db/repositories/hl7-messages.js'
 import { type AdtSettings, readAdt } from '../domain/adt-message.js'
 import { NotFoundError } from '../domain/errors.js'
+import { parseProcessingIds } from '../lib/hl7-header-settings.js'
 import { parseAddressList, parseSenders } from '../lib/hl7-network.js'
 import { createAnswerer, refusal } from './answer.js'
 import { createListener } from './listener.js'
@@ -41,6 +42,7 @@ export function adtSettings(config: Config): AdtSettings {
     patientIdType: config.HL7_PATIENT_ID_TYPE,
     timeZone: config.HL7_TIMEZONE === '' ? Intl.DateTimeFormat().resolvedOptions().timeZone : config.HL7_TIMEZONE,
     transferOnA08: config.HL7_A08_TRANSFERS,
+    processingIds: parseProcessingIds(config.HL7_PROCESSING_IDS),
   }
 }
 

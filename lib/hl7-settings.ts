@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { HL7_HEADER_SETTINGS, hl7HeaderProblems } from './hl7-header-settings.js'
 import { isKnownTimeZone, isLoopbackHost, parseAddressList, parseSenders } from './hl7-network.js'
 
 /**
@@ -64,6 +65,7 @@ export const HL7_SETTINGS = {
     default: 30,
     description: 'how long the raw text of ADT messages (patient data) is kept in the message log',
   }),
+  ...HL7_HEADER_SETTINGS,
 }
 
 const Hl7Schema = Type.Object(HL7_SETTINGS)
@@ -71,7 +73,7 @@ export type Hl7Settings = Static<typeof Hl7Schema>
 
 /** The ADT settings that only make sense together, and the rule that keeps admissions off the network. */
 export function hl7Problems(config: Hl7Settings): [string, string][] {
-  const problems: [string, string][] = []
+  const problems: [string, string][] = hl7HeaderProblems(config)
   const addresses = parseAddressList(config.HL7_ALLOWED_ADDRESSES)
   if ('problem' in addresses) problems.push(['HL7_ALLOWED_ADDRESSES', addresses.problem])
   const senders = parseSenders(config.HL7_ALLOWED_SENDERS)
