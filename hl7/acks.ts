@@ -90,6 +90,8 @@ export function ackFor(message: Hl7Message, code: AckCode, text: string, error?:
     now.getTime().toString(),
     'P',
     field(12) ?? '2.5.1',
+    // The set the ACK is written in (hl7/charset.ts encodeAck): the message's own.
+    ...(field(18) ? ['', '', '', '', '', field(18)] : []),
   ].join(separator)
   const msa = ['MSA', enhancedMode(message) ? ENHANCED[code] : code, field(10) ?? '', escapeText(text)].join(separator)
   const err = error === undefined ? '' : `\r${errSegment(error, code === 'AA' ? 'W' : 'E')}`
