@@ -26,6 +26,8 @@ export interface WardState {
   lastAppliedAt: number | null
   /** BED_POLICY=exclusive: one active occupant a bed. */
   exclusiveBeds: boolean
+  /** The bed's stay, other than `except`, discharged latest after `at`, if any (it ended after `at`). */
+  dischargedAfter(location: Location, at: number, except: string | null): Occupant | null
 }
 
 export type WardChange =
@@ -68,11 +70,29 @@ function heldBy(state: WardState, location: Location, except: string | null): Oc
   return active !== null && active.id !== except ? active : null
 }
 
+/**
+ * Under the exclusive policy, a stay from the event time on may not overlap one the bed had since:
+ * a message older than the bed's last discharge (a retry after the bed was freed, an event sent
+ * late) is parked, not applied at a time the bed was someone else's.
+ */
+function takenSince(m: WardMessage, state: WardState, location: Location, except: string | null): WardPlan | null {
+  if (!state.exclusiveBeds) return null
+  const since = state.dischargedAfter(location, m.eventAt, except)
+  if (since === null) return null
+  const iso = (at: number) => new Date(at).toISOString()
+  return park(
+    'bed-taken-since',
+    `${where(location)} was occupied until ${iso(since.dischargedAt as number)} (occupant ${since.id}), after this event's time ${iso(m.eventAt)}: the stays would overlap`,
+  )
+}
+
 function admit(m: WardMessage, state: WardState, active: Occupant | undefined): WardPlan {
   const location = m.location as Location
   if (active) return park('already-admitted', `encounter ${m.encounter} is already in ${where(active as Location)}`)
   const holder = heldBy(state, location, null)
   if (holder) return park('bed-occupied', `${where(location)} is occupied by another encounter (occupant ${holder.id})`)
+  const taken = takenSince(m, state, location, null)
+  if (taken) return taken
   return apply({
     op: 'admit',
     location,
@@ -88,6 +108,8 @@ function transfer(m: WardMessage, state: WardState, active: Occupant, to: Locati
   if (sameBed(to, active)) return apply()
   const holder = heldBy(state, to, active.id)
   if (holder) return park('bed-occupied', `${where(to)} is occupied by another encounter (occupant ${holder.id})`)
+  const taken = takenSince(m, state, to, active.id)
+  if (taken) return taken
   return apply(
     { op: 'discharge', id: active.id, at: m.eventAt },
     {

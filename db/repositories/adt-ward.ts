@@ -61,6 +61,10 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
     `SELECT id, facility, room, bed, occupied_by, provider, occupied_at, discharged_at FROM ward_occupants
      WHERE facility IS ? AND bed = ? AND discharged_at IS NULL LIMIT 1`,
   )
+  const dischargedAfter = db.prepare<[string, string | null, number, string], OccupantRow>(
+    `SELECT id, facility, room, bed, occupied_by, provider, occupied_at, discharged_at FROM ward_occupants
+     WHERE bed = ? AND facility IS ? AND discharged_at > ? AND id <> ? ORDER BY discharged_at DESC LIMIT 1`,
+  )
   const lastApplied = db
     .prepare<[string], number | null>(
       `SELECT max(event_at) FROM hl7_messages WHERE encounter = ? AND status = 'applied'`,
@@ -77,6 +81,10 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
       },
       lastAppliedAt: lastApplied.get(encounter) ?? null,
       exclusiveBeds: opts.exclusiveBeds,
+      dischargedAfter: (l: Location, at: number, except: string | null) => {
+        const row = dischargedAfter.get(l.bed, l.facility, at, except ?? '')
+        return row ? toOccupant(row) : null
+      },
     }
   }
 

@@ -162,6 +162,9 @@ function state(encounterOccupants: Occupant[], beds: Occupant[] = [], lastApplie
       beds.find((o) => o.facility === l.facility && o.bed === l.bed && o.dischargedAt === null) ?? null,
     lastAppliedAt,
     exclusiveBeds: true,
+    dischargedAfter: (l, at, except) =>
+      beds.find((o) => o.facility === l.facility && o.bed === l.bed && o.id !== except && (o.dischargedAt ?? 0) > at) ??
+      null,
   }
 }
 
@@ -228,4 +231,27 @@ test('the plan of each event, and each reason to park', async (t) => {
   t.match(planWardChange(msg('A13'), state([a]), true), { code: 'not-discharged' })
   t.match(planWardChange(msg('A13'), state([]), true), { code: 'nothing-to-cancel' })
   t.match(planWardChange(msg('A03', { eventAt: T0 }), state([a], [], T0 + 1), true), { code: 'out-of-order' })
+})
+
+test("an admission or transfer older than the bed's last discharge is parked: no two stays of a bed overlap", async (t) => {
+  const before = occupant('y', 'B1', { dischargedAt: T0 + 500 })
+  const after = occupant('z', 'B1', { dischargedAt: T0 + 2000 })
+  t.match(planWardChange(msg('A01'), state([], [before]), true), { kind: 'apply' }, 'freed before the event')
+  t.match(
+    planWardChange(msg('A01', { eventAt: T0 + 2000 }), state([], [after]), true),
+    { kind: 'apply' },
+    'freed at it',
+  )
+  t.match(planWardChange(msg('A01'), state([], [before, after]), true), {
+    kind: 'park',
+    code: 'bed-taken-since',
+    reason:
+      /bed B1 of F was occupied until 2026-01-01T00:00:02.000Z \(occupant z\), after this event's time 2026-01-01T00:00:01.000Z/,
+  })
+  const a = occupant('a', 'B2')
+  const move = msg('A02', { location: { facility: 'F', room: null, bed: 'B1' } })
+  t.match(planWardChange(move, state([a], [a, after]), true), { kind: 'park', code: 'bed-taken-since' })
+  t.match(planWardChange({ ...move, event: 'A08' }, state([a], [a, after]), true), { code: 'bed-taken-since' })
+  const shared = { ...state([], [after]), exclusiveBeds: false }
+  t.match(planWardChange(msg('A01'), shared, true), { kind: 'apply' }, 'BED_POLICY=shared: beds are shared anyway')
 })

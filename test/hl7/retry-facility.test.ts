@@ -62,7 +62,11 @@ test('a retry reads the message with the settings of its receipt, whatever they 
   await after.writes.run(() =>
     after.db.prepare("UPDATE hl7_messages SET read_with = NULL WHERE control_id = 'M3'").run(),
   )
-  t.match(await sendAll(after, [adt({ event: 'A03', control: 'M4', encounter: 'E1', facility: 'A' })]), ['applied'])
+  // E1 left at 09:30 UTC (04:30 in today's zone), before E2's admission at 10:00 UTC: no overlap.
+  t.match(
+    await sendAll(after, [adt({ event: 'A03', control: 'M4', encounter: 'E1', facility: 'A', at: '202601050430' })]),
+    ['applied'],
+  )
 
   const legacy = await retry(after, adminA, parked.M3 as string)
   t.equal(legacy.statusCode, 409, 'read with today\u2019s default it is B\u2019s: refused, not applied there')
