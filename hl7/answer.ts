@@ -6,6 +6,7 @@ import { type AdtReading, type AdtSettings, readAdt } from '../domain/adt-messag
 import { contentDigest } from '../domain/hl7-content.js'
 import { type SenderRules, senderAllowed } from '../lib/hl7-network.js'
 import { ackFor, ackForUnparseable } from './acks.js'
+import { screenDecoding } from './charset.js'
 import { readingSettingsText } from './reading-settings.js'
 
 export interface AnswerOptions {
@@ -61,13 +62,13 @@ export function createAnswerer(opts: AnswerOptions) {
   return async function answer(message: Hl7Message, remote = ''): Promise<string> {
     const receivedAt = Date.now()
     try {
-      const reading = screenSender(readAdt(message, opts.settings), opts.senders, remote)
-      const notAllowed = reading.kind === 'rejected' && reading.rejection.field === 'MSH-3'
       const text = message.toString()
+      const reading = screenDecoding(screenSender(readAdt(message, opts.settings), opts.senders, remote), text)
+      const notKept = reading.kind === 'rejected' && ['MSH-3', 'MSH-18'].includes(reading.rejection.field)
       const { row, duplicate } = await opts.log.receive({
         reading,
-        // A stranger's message is not kept: only that it came.
-        raw: notAllowed ? null : text,
+        // A stranger's message is not kept: only that it came; nor is text lost in decoding.
+        raw: notKept ? null : text,
         digest: contentDigest(text),
         readWith,
         receivedAt,

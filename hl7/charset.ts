@@ -6,6 +6,7 @@
  */
 import { Hl7Message } from '@medplum/core'
 import iconv from 'iconv-lite'
+import type { AdtReading } from '../domain/adt-message.js'
 import { CHARSET_NAMES, type Charset, charsetNamed } from '../lib/hl7-charset.js'
 import { ackFor, ackForUnparseable } from './acks.js'
 
@@ -126,4 +127,15 @@ export function charsetRefusal(rejection: CharsetRejection, headText: string): s
     }
   }
   return ackForUnparseable(rejection.reason, error)
+}
+
+/**
+ * A message holding U+FFFD, the replacement character, carries text lost in a decoding step (bytes
+ * not valid in the set it was read in): refused naming MSH-18, never stored as if it were text.
+ */
+export function screenDecoding(reading: AdtReading, text: string): AdtReading {
+  if (reading.kind === 'rejected' || !text.includes('\uFFFD')) return reading
+  const reason =
+    'the message holds U+FFFD (replacement character): text lost in decoding; its bytes are not valid in the character set MSH-18 declares'
+  return { kind: 'rejected', header: reading.header, rejection: { field: 'MSH-18', reason, code: 207 } }
 }

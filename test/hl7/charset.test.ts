@@ -6,8 +6,8 @@ import { createAnswerer } from '../../hl7/answer.js'
 import { charsetRefusal, type DecodedFrame, decodeFrame, encodeAck } from '../../hl7/charset.js'
 import { adtSettings } from '../../hl7/index.js'
 import { hl7Problems } from '../../lib/hl7-settings.js'
-import { buildTestApp } from '../helper.js'
-import { ackOf } from './client.js'
+import { bearer, buildTestApp } from '../helper.js'
+import { ackOf, openRawSocket } from './client.js'
 import { adt } from './messages.js'
 import { occupants } from './ward.js'
 
@@ -211,4 +211,21 @@ test('through the service: a Latin-1 admission is stored as Müller, invalid byt
     ['Müller'],
     'stored as Müller; the invalid one not at all',
   )
+})
+
+// The listener as it is (its library reads every frame as UTF-8): Latin-1 bytes arrive as U+FFFD.
+test('over the listener: Latin-1 bytes read as UTF-8 get AR naming MSH-18; nothing applied or kept', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0 })
+  const raw = await openRawSocket(app.hl7.port as number)
+  t.teardown(() => raw.socket.destroy())
+  const latin1 = iconv.encode(admission('Müller', '8859/1'), 'iso-8859-1')
+  raw.socket.write(Buffer.concat([Buffer.from([0x0b]), latin1, Buffer.from([0x1c, 0x0d])]))
+  const [ack = ''] = await raw.next(1)
+  t.match(ackOf(ack), { code: 'AR', control: 'C-1', text: /U\+FFFD/, err: /^ERR\|MSH\^1\^18\^207/ })
+  t.same(await occupants(app, tokens.admin), [], 'not stored as M\uFFFDller')
+  const res = await app.inject({ method: 'GET', url: '/hl7/messages?status=rejected', headers: bearer(tokens.admin) })
+  const [logged] = res.json().hl7Messages
+  t.match(logged, { controlId: 'C-1', errorField: 'MSH-18' })
+  const one = await app.inject({ method: 'GET', url: `/hl7/messages/${logged.id}`, headers: bearer(tokens.admin) })
+  t.equal(one.json().text, undefined, 'the lost text is not kept')
 })
