@@ -2,8 +2,9 @@ import type { Hl7Message } from '@medplum/core'
 import { enhancedMode } from '../domain/adt-header-rules.js'
 
 /**
- * Acknowledgements (MSA-1 AA, AR, AE; CA, CR, CE in enhanced mode), the text the library's Hl7Message.buildAck
- * would make (MSH with sender and receiver swapped, MSA-2 the control id, the message type mirrored)
+ * Acknowledgements (MSA-1 AA, AR, AE; CA, CR, CE in enhanced mode), the text the library's
+ * Hl7Message.buildAck would make (MSH with sender and receiver swapped, MSA-2 the control id, the
+ * message type mirrored)
  * with MSA-3 saying what happened and, for AR and AE, an ERR segment naming the field: ERR-1 as
  * v2.3/v2.4 receivers read it, ERR-2..8 as v2.5 and later do. Written as text directly: building
  * the library's objects, setting MSA-3 and printing them again cost about 0.1 ms of every ADT
