@@ -162,7 +162,11 @@ export class AdtConnection {
     if (this.ending || this.socket.destroyed) return
     const over = this.heldBytes > this.opts.maxHeldBytes
     if (over && !this.socket.isPaused()) this.socket.pause()
-    else if (!over && this.socket.isPaused()) this.socket.resume()
+    else if (!over && this.socket.isPaused()) {
+      // The open frame waited on us, not on the client: its time starts again.
+      if (this.meter.openSince !== null) this.meter.openSince = Date.now()
+      this.socket.resume()
+    }
   }
 
   /** The ACK framed: VT, the text in UTF-8, FS CR. */
@@ -192,7 +196,9 @@ export class AdtConnection {
     this.timerAt = Number.POSITIVE_INFINITY
     const now = Date.now()
     const open = this.meter.openSince
-    if (open !== null && now - open >= this.opts.frameTimeoutMs) {
+    // While the connection does not read (it holds its limit), an open frame cannot finish.
+    const waiting = this.socket.isPaused()
+    if (open !== null && !waiting && now - open >= this.opts.frameTimeoutMs) {
       this.opts.log.warn({ remote: this.remote }, 'HL7: a frame not finished in time; connection closed')
       void this.endAfter(null)
       return
@@ -202,12 +208,8 @@ export class AdtConnection {
       void this.endAfter(null)
       return
     }
-    this.arm(
-      Math.min(
-        open === null ? Number.POSITIVE_INFINITY : open + this.opts.frameTimeoutMs,
-        this.lastActive + this.opts.idleTimeoutMs,
-      ),
-    )
+    const frameAt = open === null ? Number.POSITIVE_INFINITY : (waiting ? now : open) + this.opts.frameTimeoutMs
+    this.arm(Math.min(frameAt, this.lastActive + this.opts.idleTimeoutMs))
   }
 
   /** Stops reading; answers what is in hand (and `last`, if any), then closes. */

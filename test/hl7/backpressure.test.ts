@@ -21,10 +21,13 @@ async function settled(app: TestApp, clientBacklog: () => number) {
 
 test('a client that does not read its ACKs is not read either: what the connection holds stays bounded', async (t) => {
   const maxBytes = 65_536
-  const { app } = await buildTestApp(t, { HL7_PORT: 0, HL7_MAX_MESSAGE_BYTES: maxBytes })
+  // A frame left open while the listener does not read is not the client's delay: the short frame
+  // timeout must not close the connection meanwhile.
+  const { app } = await buildTestApp(t, { HL7_PORT: 0, HL7_MAX_MESSAGE_BYTES: maxBytes, HL7_FRAME_TIMEOUT_MS: 1000 })
   const port = app.hl7.port as number
   const socket = connect({ port, host: '127.0.0.1' })
   t.teardown(() => socket.destroy())
+  socket.on('error', (error) => t.fail(`the connection failed: ${error.message}`))
   await new Promise((resolve) => socket.once('connect', resolve))
   socket.pause()
   // MSH-5 is echoed in every ACK (as its MSH-3): each answer is as large as the message.
