@@ -1,6 +1,7 @@
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { test } from 'tap'
+import { loadConfig } from '../../config.js'
 import { buildTestApp, operatorHealth, type TestApp } from '../helper.js'
 import { ackOf, frame, frameSplitter, openRawSocket, openSender } from './client.js'
 import { adt } from './messages.js'
@@ -96,8 +97,19 @@ test('HL7_MAX_SEGMENTS and HL7_MAX_FIELDS are settings: a message within them is
   raw.socket.write(frame(withExtra('S10', '\rNTE|1\rNTE|2\rNTE|3\rNTE|4\rNTE|5\rNTE|6')))
   raw.socket.write(frame(withExtra('S11', '\rNTE|1\rNTE|2\rNTE|3\rNTE|4\rNTE|5\rNTE|6\rNTE|7')))
   raw.socket.write(frame(withExtra('F', `\rNTE${'|'.repeat(60)}`)))
-  const [ten, eleven, fields] = (await raw.next(3)).map(ackOf)
+  // CRLF ends a segment once, as the parser reads it.
+  raw.socket.write(frame(withExtra('CRLF', '\rNTE|1\rNTE|2\rNTE|3\rNTE|4\rNTE|5\rNTE|6').replaceAll('\r', '\r\n')))
+  const [ten, eleven, fields, crlf] = (await raw.next(4)).map(ackOf)
   t.match(ten, { code: 'AA' }, '10 segments')
+  t.match(crlf, { code: 'AA', control: 'CRLF' }, '10 segments ended by CRLF')
   t.match(eleven, { code: 'AR', text: /more than 10 segments/ }, '11 segments')
+  t.match(loadConfig({}), { HL7_MAX_SEGMENTS: 1000, HL7_MAX_FIELDS: 10_000 })
+  for (const [name, wrong] of [
+    ['HL7_MAX_SEGMENTS', '9'],
+    ['HL7_MAX_SEGMENTS', 'many'],
+    ['HL7_MAX_FIELDS', '99'],
+    ['HL7_MAX_FIELDS', '1000001'],
+  ] as const)
+    t.throws(() => loadConfig({ [name]: wrong }), new RegExp(name), `${name}=${wrong}`)
   t.match(fields, { code: 'AR', text: /more than 100 fields/ })
 })
