@@ -4,6 +4,7 @@
  * A message that can never be applied is a rejection naming the field. Pure: no clock, no I/O.
  */
 import type { Hl7Message, Hl7Segment } from '@medplum/core'
+import { WardOccupantCreate } from '../schemas/ward-occupants.js'
 import { headerRejection } from './adt-header-rules.js'
 import { parseHl7Time } from './hl7-time.js'
 
@@ -139,6 +140,21 @@ function timeField(
 const isRejection = (value: unknown): value is Rejection =>
   typeof value === 'object' && value !== null && 'reason' in value
 
+type OccupantText = 'encounter' | 'bed' | 'room' | 'facility' | 'occupiedBy' | 'provider'
+
+/**
+ * The first value longer than the API takes for its ward-occupant field (schemas/ward-occupants.ts,
+ * counted in characters as the API counts): the same limit whichever way a record comes in.
+ */
+function overLength(values: [field: string, name: OccupantText, value: string | null][]): Rejection | null {
+  for (const [field, name, value] of values) {
+    const max = WardOccupantCreate.properties[name].maxLength ?? Number.POSITIVE_INFINITY
+    if (value !== null && value.length > max && [...value].length > max)
+      return { field, reason: `${field} (${name}) is longer than ${max} characters`, code: 102 }
+  }
+  return null
+}
+
 /** Events that place the patient somewhere, so PV1-3.3 (bed) and PID-3 must be there. */
 const PLACING: ReadonlySet<WardEventCode> = new Set(['A01', 'A02'])
 
@@ -168,13 +184,24 @@ function readWardMessage(message: Hl7Message, header: MessageHeader, settings: A
   const eventAt = (occurred as number | null) ?? (recorded as number | null) ?? header.sentAt
   if (eventAt === null)
     return { field: 'EVN-2', reason: 'no event time: EVN-6, EVN-2 and MSH-7 are all empty', code: 101 }
+  const room = component(pv1, 3, 2) || null
+  const provider = component(pv1, 7, 1) || null
+  const tooLong = overLength([
+    ['PV1-19', 'encounter', encounter],
+    ['PV1-3.3', 'bed', bed],
+    ['PV1-3.2', 'room', room],
+    ['PV1-3.4', 'facility', component(pv1, 3, 4) || null],
+    ['PID-3', 'occupiedBy', patient || null],
+    ['PV1-7', 'provider', provider],
+  ])
+  if (tooLong !== null) return tooLong
   return {
     event,
     encounter,
     patient: patient === '' ? null : patient,
-    location: bed === '' ? null : { facility, room: component(pv1, 3, 2) || null, bed },
+    location: bed === '' ? null : { facility, room, bed },
     facility,
-    provider: component(pv1, 7, 1) || null,
+    provider,
     eventAt,
     dischargedAt: (left as number | null) ?? eventAt,
   }

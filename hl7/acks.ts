@@ -48,8 +48,11 @@ export function escapeText(text: string): string {
 }
 
 function errSegment(error: AckError, severity: 'E' | 'W'): string {
-  const [segment = '', field = ''] = error.field.split('-')
-  const location = segment === '' ? '' : `${segment}^1${field === '' ? '' : `^${field}`}`
+  // PV1-3 is PV1^1^3; a component, PV1-3.3, is PV1^1^3^1^3 (ERL: segment, its sequence, field, repetition, component).
+  const [segment = '', position = ''] = error.field.split('-')
+  const [field = '', part] = position.split('.')
+  const location =
+    segment === '' ? '' : `${segment}^1${field === '' ? '' : `^${field}`}${part === undefined ? '' : `^1^${part}`}`
   const codeText = CODE_TEXT[error.code] ?? 'Error'
   const text = escapeText(error.text)
   // ERR-1 (v2.3/v2.4): location^code&text in one field; ERR-2 location, ERR-3 code, ERR-4 severity, ERR-8 text.

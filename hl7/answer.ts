@@ -1,11 +1,11 @@
-import { Hl7Message } from '@medplum/core'
+import type { Hl7Message } from '@medplum/core'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Hl7MessageLog, Outcome } from '../db/repositories/hl7-messages.js'
 import { FAULT_MESSAGES, faultOfError } from '../db/storage-faults.js'
 import { type AdtReading, type AdtSettings, readAdt } from '../domain/adt-message.js'
 import { contentDigest } from '../domain/hl7-content.js'
 import { type SenderRules, senderAllowed } from '../lib/hl7-network.js'
-import { ackFor, ackForUnparseable } from './acks.js'
+import { ackFor } from './acks.js'
 import { screenDecoding } from './charset.js'
 import { readingSettingsText } from './reading-settings.js'
 
@@ -100,22 +100,4 @@ export function createAnswerer(opts: AnswerOptions) {
       return ackFor(message, 'AE', text, { field: '', code: fault === 'busy' ? 206 : 207, text })
     }
   }
-}
-
-/** The AR of a frame refused as a whole; MSA-2 is the control id its start names, when it names one. */
-export function refusal(reason: 'too-large' | 'unparseable', headText: string, maxBytes: number): string {
-  const text =
-    reason === 'too-large'
-      ? `the message is larger than ${maxBytes} bytes (HL7_MAX_MESSAGE_BYTES)`
-      : 'the frame is not an HL7 v2 message (it must start with MSH)'
-  const error = { field: '', code: reason === 'too-large' ? 207 : 100, text }
-  const firstSegment = headText.split(/\r|\n/)[0] ?? ''
-  if (firstSegment.startsWith('MSH')) {
-    try {
-      return ackFor(Hl7Message.parse(firstSegment), 'AR', text, error)
-    } catch {
-      // Not even the MSH reads: answered without a control id below.
-    }
-  }
-  return ackForUnparseable(text, error)
 }

@@ -8,7 +8,8 @@ import { type AdtSettings, readAdt } from '../domain/adt-message.js'
 import { NotFoundError } from '../domain/errors.js'
 import { parseProcessingIds } from '../lib/hl7-header-settings.js'
 import { parseAddressList, parseSenders } from '../lib/hl7-network.js'
-import { createAnswerer, refusal } from './answer.js'
+import { createAnswerer } from './answer.js'
+import { frameRefusal } from './frame-refusal.js'
 import { createListener } from './listener.js'
 import { settingsAtReceipt } from './reading-settings.js'
 
@@ -30,8 +31,10 @@ export interface Hl7Feed {
 
 export interface Hl7Connections {
   open: number
+  handshaking: number
+  heldBytes: number
   max: number
-  refused: { full: number; address: number }
+  refused: { full: number; address: number; handshake: number }
 }
 
 const DAY_MS = 86_400_000
@@ -97,14 +100,30 @@ export default fp<{ config: Config }>(
       const addresses = parseAddressList(config.HL7_ALLOWED_ADDRESSES)
       // Both checked at start (lib/hl7-settings.ts): a problem cannot reach here.
       const senders = parseSenders(config.HL7_ALLOWED_SENDERS)
+      const reserved = parseAddressList(config.HL7_RESERVED_ADDRESSES)
+      const limits = {
+        maxBytes: config.HL7_MAX_MESSAGE_BYTES,
+        maxSegments: config.HL7_MAX_SEGMENTS,
+        maxFields: config.HL7_MAX_FIELDS,
+      }
       const listener = createListener({
         host: config.HL7_HOST,
         port: config.HL7_PORT,
         tls: tlsFiles(config),
+        handshakeTimeoutMs: config.HL7_HANDSHAKE_TIMEOUT_MS,
         allowed: 'list' in addresses && addresses.count > 0 ? addresses.list : null,
+        maxConnections: config.HL7_MAX_CONNECTIONS,
+        reserved:
+          'list' in reserved && reserved.count > 0
+            ? { addresses: reserved.list, places: config.HL7_RESERVED_CONNECTIONS }
+            : null,
         maxFrameBytes: config.HL7_MAX_MESSAGE_BYTES,
         frameTimeoutMs: config.HL7_FRAME_TIMEOUT_MS,
-        maxConnections: config.HL7_MAX_CONNECTIONS,
+        idleTimeoutMs: config.HL7_IDLE_TIMEOUT_MS,
+        // Received and unsent alike: a message in hand and its answer, each up to the largest frame.
+        maxHeldBytes: config.HL7_MAX_MESSAGE_BYTES,
+        maxSegments: config.HL7_MAX_SEGMENTS,
+        maxFields: config.HL7_MAX_FIELDS,
         log: fastify.log,
         answer: createAnswerer({
           log: messages,
@@ -112,7 +131,7 @@ export default fp<{ config: Config }>(
           senders: 'rules' in senders ? senders.rules : new Map(),
           logger: fastify.log,
         }),
-        refuse: (reason, head) => refusal(reason, head, config.HL7_MAX_MESSAGE_BYTES),
+        refuse: (reason, head) => frameRefusal(reason, head, limits),
       })
       feed.connections = () => listener.connections()
       // Once the whole app is ready: no message is taken by a service that might still fail to start.

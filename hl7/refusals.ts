@@ -1,12 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify'
 
 /**
- * Connections the listener closed without reading from them: over HL7_MAX_CONNECTIONS (`full`) or
- * from an address not in HL7_ALLOWED_ADDRESSES (`address`). Each is counted; each address is
+ * Connections the listener closed without reading from them: over HL7_MAX_CONNECTIONS, or over the
+ * places left to addresses not in HL7_RESERVED_ADDRESSES (`full`), from an address not in
+ * HL7_ALLOWED_ADDRESSES (`address`), or whose TLS handshake failed or did not finish within
+ * HL7_HANDSHAKE_TIMEOUT_MS (`handshake`). Each is counted; each address is
  * logged once a minute at most, so a client retrying in a loop (or a flood) writes a line a minute,
  * not one a try, and the line says how many were refused since.
  */
-export type RefusalReason = 'full' | 'address'
+export type RefusalReason = 'full' | 'address' | 'handshake'
 
 const LOG_EVERY_MS = 60_000
 /** Addresses remembered for that; past it the memory starts over (a flood of many addresses logs at most this many lines a minute). */
@@ -15,15 +17,17 @@ const MAX_ADDRESSES = 1024
 const MESSAGES: Record<RefusalReason, string> = {
   full: 'HL7: a connection beyond HL7_MAX_CONNECTIONS was closed before anything was read',
   address: 'HL7: a client not in HL7_ALLOWED_ADDRESSES was refused',
+  handshake: 'HL7: a TLS handshake failed or did not finish within HL7_HANDSHAKE_TIMEOUT_MS; connection closed',
 }
 
 export class RefusalLog {
-  readonly counts: Record<RefusalReason, number> = { full: 0, address: 0 }
+  readonly counts: Record<RefusalReason, number> = { full: 0, address: 0, handshake: 0 }
   private readonly logged = new Map<string, { at: number; since: number }>()
 
   constructor(private readonly log: FastifyBaseLogger) {}
 
-  note(reason: RefusalReason, address: string, now = Date.now()): void {
+  /** `why`: what went wrong, when more can be said (the TLS error's code). */
+  note(reason: RefusalReason, address: string, why?: string, now = Date.now()): void {
     this.counts[reason]++
     const key = `${reason} ${address}`
     const last = this.logged.get(key)
@@ -33,6 +37,6 @@ export class RefusalLog {
     }
     if (this.logged.size >= MAX_ADDRESSES) this.logged.clear()
     this.logged.set(key, { at: now, since: 0 })
-    this.log.warn({ remote: address, refusedSinceLastLine: last?.since ?? 0 }, MESSAGES[reason])
+    this.log.warn({ remote: address, why, refusedSinceLastLine: last?.since ?? 0 }, MESSAGES[reason])
   }
 }

@@ -59,6 +59,44 @@ export const HL7_SETTINGS = {
     default: 8,
     description: 'MLLP connections open at once; one more is closed before anything is read (logged, counted)',
   }),
+  HL7_RESERVED_ADDRESSES: Type.String({
+    default: '',
+    description:
+      "the interface engine's addresses and CIDR ranges, comma-separated: HL7_RESERVED_CONNECTIONS places are kept for them, other clients share the rest; empty: none kept",
+  }),
+  HL7_RESERVED_CONNECTIONS: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 4,
+    description: 'places of HL7_MAX_CONNECTIONS kept for HL7_RESERVED_ADDRESSES (only with them set)',
+  }),
+  HL7_HANDSHAKE_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 120_000,
+    default: 10_000,
+    description: 'a TLS client that has not finished its handshake within this time is closed',
+  }),
+  // An engine keeps one connection for hours and sends in bursts: half an hour without a message
+  // is a quiet night, not a dead peer. Closing it is harmless (the engine reconnects), so the
+  // limit only frees the places of connections that went quiet for good.
+  HL7_IDLE_TIMEOUT_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 86_400_000,
+    default: 1_800_000,
+    description: 'a connection that sends nothing and takes no answer for this long is closed',
+  }),
+  HL7_MAX_SEGMENTS: Type.Integer({
+    minimum: 10,
+    maximum: 100_000,
+    default: 1000,
+    description: 'segments of one message; more get AR before the message is parsed',
+  }),
+  HL7_MAX_FIELDS: Type.Integer({
+    minimum: 100,
+    maximum: 1_000_000,
+    default: 10_000,
+    description: 'fields, field repetitions and components of one message; more get AR before it is parsed',
+  }),
   HL7_KEEP_DAYS: Type.Integer({
     minimum: 1,
     maximum: 36_500,
@@ -76,6 +114,13 @@ export function hl7Problems(config: Hl7Settings): [string, string][] {
   const problems: [string, string][] = hl7HeaderProblems(config)
   const addresses = parseAddressList(config.HL7_ALLOWED_ADDRESSES)
   if ('problem' in addresses) problems.push(['HL7_ALLOWED_ADDRESSES', addresses.problem])
+  const reserved = parseAddressList(config.HL7_RESERVED_ADDRESSES)
+  if ('problem' in reserved) problems.push(['HL7_RESERVED_ADDRESSES', reserved.problem])
+  else if (reserved.count > 0 && config.HL7_RESERVED_CONNECTIONS > config.HL7_MAX_CONNECTIONS)
+    problems.push([
+      'HL7_RESERVED_CONNECTIONS',
+      `keeps more places than HL7_MAX_CONNECTIONS (${config.HL7_MAX_CONNECTIONS}) has`,
+    ])
   const senders = parseSenders(config.HL7_ALLOWED_SENDERS)
   if ('problem' in senders) problems.push(['HL7_ALLOWED_SENDERS', senders.problem])
   if ((config.HL7_TLS_CERT === '') !== (config.HL7_TLS_KEY === ''))

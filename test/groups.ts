@@ -77,6 +77,7 @@ export const GROUPS: Record<string, readonly string[]> = {
   hl7: [
     'test/hl7/adt-domain.test.ts',
     'test/hl7/cli.test.ts',
+    'test/hl7/client.test.ts',
     'test/hl7/content-digest.test.ts',
     'test/hl7/delivery.test.ts',
     'test/hl7/events.test.ts',
@@ -156,6 +157,7 @@ export const GROUPS: Record<string, readonly string[]> = {
   ],
   'hl7-listeners': [
     'test/hl7/connection-cap.test.ts',
+    'test/hl7/connection-limits.test.ts',
     'test/hl7/control-id-reuse.test.ts',
     'test/hl7/retry-facility.test.ts',
   ],

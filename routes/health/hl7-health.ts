@@ -10,11 +10,24 @@ export const Hl7Health = Type.Object(
     connections: Type.Optional(
       Type.Object(
         {
-          open: Type.Integer({ description: 'MLLP connections open now' }),
+          open: Type.Integer({
+            description: 'MLLP connections open now (places taken), those in a TLS handshake included',
+          }),
+          handshaking: Type.Integer({ description: 'of them, TLS connections that have not finished their handshake' }),
+          heldBytes: Type.Integer({
+            description: 'bytes the connections hold: messages received and not yet answered, answers not yet taken',
+          }),
           max: Type.Integer({ description: 'HL7_MAX_CONNECTIONS' }),
           refused: Type.Object({
-            full: Type.Integer({ description: 'connections closed unread because HL7_MAX_CONNECTIONS were open' }),
+            full: Type.Integer({
+              description:
+                'connections closed unread because HL7_MAX_CONNECTIONS (or the places left beside HL7_RESERVED_ADDRESSES) were open',
+            }),
             address: Type.Integer({ description: 'connections refused: not in HL7_ALLOWED_ADDRESSES' }),
+            handshake: Type.Integer({
+              description:
+                'TLS connections closed: the handshake failed or did not finish within HL7_HANDSHAKE_TIMEOUT_MS',
+            }),
           }),
         },
         { description: "the listener's connections since the start (details only)" },

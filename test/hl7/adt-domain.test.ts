@@ -134,6 +134,32 @@ test('a message that can never be applied is a rejection naming the field', asyn
   }
 })
 
+test('a ward field longer than the API takes is a rejection naming it; at the limit it reads', async (t) => {
+  const max = 200
+  const long = 'x'.repeat(max + 1)
+  const base = { event: 'A01', control: 'C', encounter: 'E', bed: 'B', facility: 'F', room: 'R', provider: 'D' }
+  const cases: [Partial<Parameters<typeof adt>[0]>, string][] = [
+    [{ bed: long }, 'PV1-3.3'],
+    [{ room: long }, 'PV1-3.2'],
+    [{ facility: long }, 'PV1-3.4'],
+    [{ encounter: long }, 'PV1-19'],
+    [{ patient: long }, 'PID-3'],
+    [{ provider: long }, 'PV1-7'],
+  ]
+  for (const [fields, field] of cases) {
+    const reading = read(adt({ ...base, ...fields }))
+    t.match(
+      reading,
+      { kind: 'rejected', rejection: { field, code: 102, reason: new RegExp(`longer than ${max}`) } },
+      field,
+    )
+  }
+  // Counted in characters as the API counts: 200 characters outside the BMP are 400 UTF-16 units.
+  const m = wardMessage(adt({ ...base, bed: '\u{1F6CF}'.repeat(max), encounter: 'e'.repeat(max) }))
+  t.equal([...(m.location?.bed ?? '')].length, max)
+  t.equal(m.encounter.length, max)
+})
+
 test('other ADT events are ignored, not rejected', async (t) => {
   t.equal(read(adt({ event: 'A04', control: 'C', encounter: 'E', bed: 'B' })).kind, 'ignored')
   t.equal(read(adt({ event: 'A31', control: 'C' })).kind, 'ignored')

@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net'
-import Client, { type HL7Version, Message, MLLPCodec } from 'node-hl7-client'
+import Client, { type HL7Version, Message } from 'node-hl7-client'
 
 /**
  * A real MLLP client (node-hl7-client, not the listener's code): one connection, messages sent one
@@ -54,8 +54,28 @@ export function ackOf(ack: string): { code: string; control: string; text: strin
 }
 
 /**
+ * The frames in a stream of bytes, however they are cut into reads: each complete one's text as it
+ * ends (several in one read, or one over many), the rest kept for the next read.
+ */
+export function frameSplitter(): (data: Buffer) => string[] {
+  let pending = Buffer.alloc(0)
+  return (data) => {
+    pending = Buffer.concat([pending, data])
+    const frames: string[] = []
+    for (;;) {
+      const start = pending.indexOf(0x0b)
+      const end = start < 0 ? -1 : pending.indexOf(Buffer.from([0x1c, 0x0d]), start + 1)
+      if (end < 0) break
+      frames.push(pending.subarray(start + 1, end).toString('utf8'))
+      pending = pending.subarray(end + 2)
+    }
+    return frames
+  }
+}
+
+/**
  * A raw socket for what no client does on purpose: frames split over many writes, several frames
- * in one write, garbage. ACKs are read with node-hl7-client's MLLP codec.
+ * in one write, garbage. ACKs are read with frameSplitter (two ACKs in one read are two).
  */
 export async function openRawSocket(
   port: number,
@@ -65,15 +85,11 @@ export async function openRawSocket(
   const socket = connect({ port, host: '127.0.0.1', localAddress })
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
   socket.setNoDelay(true)
-  const codec = new MLLPCodec()
+  const split = frameSplitter()
   const acks: string[] = []
   const listeners: (() => void)[] = []
   socket.on('data', (data: Buffer) => {
-    // The codec keeps a partial frame and hands back each complete one.
-    if (codec.receiveData(data)) {
-      const message = codec.getLastMessage()
-      if (message !== null) acks.push(...message.split('\x1c\r').filter((m) => m !== ''))
-    }
+    acks.push(...split(data))
     for (const listener of listeners.splice(0)) listener()
   })
   socket.on('error', () => {})

@@ -1,6 +1,6 @@
 import { once } from 'node:events'
 import { test } from 'tap'
-import { buildTestApp } from '../helper.js'
+import { bearer, buildTestApp } from '../helper.js'
 import { ackOf, frame, openRawSocket, openSender } from './client.js'
 import { adt } from './messages.js'
 import { occupants } from './ward.js'
@@ -48,6 +48,32 @@ test('a frame that is not HL7 gets AR without a control id, and the connection c
   const [ack] = await raw.next(1)
   t.match(ackOf(ack as string), { code: 'AR', control: '', text: /not an HL7 v2 message/ })
   await closed(raw.socket)
+})
+
+test('a ward field longer than the API takes gets AR naming it over ADT, as the API refuses it', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0 })
+  const sender = await openSender(app.hl7.port as number)
+  t.teardown(() => sender.close())
+  const long = 'x'.repeat(300_000)
+  const bed = ackOf(await sender.send(adt({ event: 'A01', control: 'L1', encounter: 'E1', bed: long, facility: 'A' })))
+  t.match(bed, { code: 'AR', control: 'L1', text: /PV1-3\.3 \(bed\) is longer than 200 characters/ })
+  t.match(bed.err, /^ERR\|PV1\^1\^3\^1\^3\^102&Data type error\|PV1\^1\^3\^1\^3\|102\^/, 'ERR names PV1-3.3')
+  const facility = ackOf(
+    await sender.send(adt({ event: 'A01', control: 'L2', encounter: 'E1', bed: 'B1', facility: long })),
+  )
+  t.match(facility, { code: 'AR', text: /PV1-3\.4 \(facility\) is longer than 200/ })
+  t.same(await occupants(app, tokens.admin), [], 'nothing stored')
+  const api = await app.inject({
+    method: 'POST',
+    url: '/ward-occupants',
+    headers: bearer(tokens.admin),
+    payload: { encounter: 'E1', bed: 'x'.repeat(201), occupiedBy: 'P-1', facility: 'A' },
+  })
+  t.equal(api.statusCode, 400, 'the API refuses the same length')
+  t.equal(
+    ackOf(await sender.send(adt({ event: 'A01', control: 'L3', encounter: 'E1', bed: 'x'.repeat(200) }))).code,
+    'AA',
+  )
 })
 
 test('a sender not in HL7_ALLOWED_SENDERS gets AR on MSH-3 and changes nothing', async (t) => {
