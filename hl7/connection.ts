@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net'
 import { Hl7Message } from '@medplum/core'
 import type { FastifyBaseLogger } from 'fastify'
+import { charsetRefusal, decodeFrame, encodeAck } from './charset.js'
 import { FrameMeter, HEAD_BYTES } from './frame-meter.js'
 import type { FrameRefusal } from './frame-refusal.js'
 import { frameText, type ShapeLimits, shapeExcess } from './frame-text.js'
@@ -16,12 +17,17 @@ export interface ConnectionOptions extends ShapeLimits {
    * message until the client took its answers.
    */
   maxHeldBytes: number
+  /** The character set of a message whose MSH-18 is empty (HL7_CHARSET). */
+  charset: string
   log: FastifyBaseLogger
   /** The ACK of one parsed message from a client address; never rejects (a failure is an AE). */
   answer(message: Hl7Message, remote: string): Promise<string>
   /** The AR of a frame refused as a whole (too large, too many segments or fields, not HL7). */
   refuse(reason: FrameRefusal, headText: string): string
 }
+
+/** An ACK as text (ASCII, or UTF-8), or with the character set of the message it answers. */
+type Answer = string | { ack: string; charset: string }
 
 const MAX_GARBAGE_BYTES = 4096
 /** How long a closing connection may take to send its last answers before it is cut. */
@@ -105,7 +111,7 @@ export class AdtConnection {
   }
 
   /** The answer to one frame: its ACK, the AR of a frame refused as a whole, or null after a refusal. */
-  private async read(bytes: Buffer): Promise<string | null> {
+  private async read(bytes: Buffer): Promise<Answer | null> {
     if (this.refused) return null
     const excess = shapeExcess(bytes, this.opts)
     if (excess !== null) {
@@ -115,9 +121,15 @@ export class AdtConnection {
       )
       return this.opts.refuse(excess, frameText(bytes.subarray(0, HEAD_BYTES)))
     }
+    const decoded = decodeFrame(bytes, this.opts.charset)
+    if ('rejection' in decoded) {
+      // Like a frame past a limit: answered, never logged (its text could not be read as text).
+      this.opts.log.warn({ remote: this.remote }, 'HL7: a frame not readable in its character set (MSH-18); AR')
+      return charsetRefusal(decoded.rejection, decoded.headText)
+    }
     let message: Hl7Message
     try {
-      message = Hl7Message.parse(frameText(bytes))
+      message = Hl7Message.parse(decoded.text)
     } catch {
       // Kept from when the MLLP library framed: a frame that is not HL7 says the sender is not
       // speaking HL7 at all; it is told, and the connection closed.
@@ -126,10 +138,11 @@ export class AdtConnection {
       void this.endAfter(null)
       return this.opts.refuse('unparseable', '')
     }
-    return this.opts.answer(message, this.remote)
+    // The sender reads its ACK in its own set: the ACK echoes its names (MSH-3 to MSH-6).
+    return { ack: await this.opts.answer(message, this.remote), charset: decoded.charset }
   }
 
-  private enqueue(answer: () => Promise<string | null> | string | null, bytes = 0): void {
+  private enqueue(answer: () => Promise<Answer | null> | Answer | null, bytes = 0): void {
     this.chain = this.chain
       .then(() => this.answersTaken())
       .then(answer)
@@ -169,13 +182,16 @@ export class AdtConnection {
     }
   }
 
-  /** The ACK framed: VT, the text in UTF-8, FS CR. */
-  private send(ack: string): void {
+  /** The ACK framed: VT, the text (UTF-8, or the set its message was read in), FS CR. */
+  private send(answer: Answer): void {
     if (this.socket.destroyed) return
-    const length = Buffer.byteLength(ack, 'utf8')
+    const ack = typeof answer === 'string' ? answer : answer.ack
+    const encoded = typeof answer === 'string' ? null : encodeAck(ack, answer.charset)
+    const length = encoded === null ? Buffer.byteLength(ack, 'utf8') : encoded.length
     const out = Buffer.allocUnsafe(length + 3)
     out[0] = VT
-    out.write(ack, 1, 'utf8')
+    if (encoded === null) out.write(ack, 1, 'utf8')
+    else encoded.copy(out, 1)
     out[length + 1] = FS
     out[length + 2] = CR
     this.socket.write(out)

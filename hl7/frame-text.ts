@@ -1,9 +1,10 @@
 /**
- * What a frame's bytes are before they are a message: the one place they become text, and their
- * shape counted on the bytes, so a frame the parser would spend long on is refused unparsed.
+ * What a frame's bytes are before they are a message: their shape counted on the bytes, so a frame
+ * the parser would spend long on is refused unparsed. A message's text is read in its MSH-18's
+ * character set (hl7/charset.ts); the start of a frame refused as a whole only for its MSH.
  */
 
-/** A frame's bytes as text: UTF-8, the only encoding read (MSH-18 is not). */
+/** The start of a refused frame as text, for the MSH its AR answers (the MSH fields are ASCII). */
 export function frameText(bytes: Buffer): string {
   return bytes.toString('utf8')
 }

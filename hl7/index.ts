@@ -124,6 +124,7 @@ export default fp<{ config: Config }>(
         maxHeldBytes: config.HL7_MAX_MESSAGE_BYTES,
         maxSegments: config.HL7_MAX_SEGMENTS,
         maxFields: config.HL7_MAX_FIELDS,
+        charset: config.HL7_CHARSET,
         log: fastify.log,
         answer: createAnswerer({
           log: messages,

@@ -213,19 +213,36 @@ test('through the service: a Latin-1 admission is stored as Müller, invalid byt
   )
 })
 
-// The listener as it is (its library reads every frame as UTF-8): Latin-1 bytes arrive as U+FFFD.
-test('over the listener: Latin-1 bytes read as UTF-8 get AR naming MSH-18; nothing applied or kept', async (t) => {
+test('over the listener: a Latin-1 admission is applied as Müller, its ACK in Latin-1; invalid bytes get AR and leave nothing', async (t) => {
   const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0 })
   const raw = await openRawSocket(app.hl7.port as number)
   t.teardown(() => raw.socket.destroy())
-  const latin1 = iconv.encode(admission('Müller', '8859/1'), 'iso-8859-1')
-  raw.socket.write(Buffer.concat([Buffer.from([0x0b]), latin1, Buffer.from([0x1c, 0x0d])]))
+  const frame = (bytes: Buffer) => Buffer.concat([Buffer.from([0x0b]), bytes, Buffer.from([0x1c, 0x0d])])
+  // The sender's own name in MSH-4 is Latin-1 too: the ACK echoes it, in the sender's set.
+  const latin1 = iconv.encode(admission('Müller', '8859/1').replace('|GENERAL|', '|Köln|'), 'iso-8859-1')
+  const received: Buffer[] = []
+  raw.socket.on('data', (chunk: Buffer) => received.push(chunk))
+  raw.socket.write(frame(latin1))
   const [ack = ''] = await raw.next(1)
-  t.match(ackOf(ack), { code: 'AR', control: 'C-1', text: /U\+FFFD/, err: /^ERR\|MSH\^1\^18\^207/ })
-  t.same(await occupants(app, tokens.admin), [], 'not stored as M\uFFFDller')
-  const res = await app.inject({ method: 'GET', url: '/hl7/messages?status=rejected', headers: bearer(tokens.admin) })
-  const [logged] = res.json().hl7Messages
-  t.match(logged, { controlId: 'C-1', errorField: 'MSH-18' })
-  const one = await app.inject({ method: 'GET', url: `/hl7/messages/${logged.id}`, headers: bearer(tokens.admin) })
-  t.equal(one.json().text, undefined, 'the lost text is not kept')
+  t.match(ackOf(ack), { code: 'AA', control: 'C-1', text: 'applied' })
+  const bytes = Buffer.concat(received)
+  t.ok(bytes.includes(Buffer.from('8859/1')), 'the ACK names its set in MSH-18')
+  t.ok(bytes.includes(Buffer.from([0xf6])), 'ö written as the Latin-1 byte 0xF6')
+  t.same(
+    (await occupants(app, tokens.admin)).map((o) => o.provider),
+    ['Müller'],
+    'stored as Müller, never as M\uFFFDller',
+  )
+  const broken = Buffer.from(admission('MXller', UTF8, 'C-2').replace('B1', 'B2'))
+  broken[broken.indexOf('X')] = 0xfc
+  raw.socket.write(frame(broken))
+  const [, refused = ''] = await raw.next(2)
+  t.match(ackOf(refused), { code: 'AR', control: 'C-2', err: /^ERR\|MSH\^1\^18\^207/ })
+  t.equal((await occupants(app, tokens.admin)).length, 1, 'nothing applied from the invalid bytes')
+  const res = await app.inject({ method: 'GET', url: '/hl7/messages', headers: bearer(tokens.admin) })
+  t.same(
+    res.json().hl7Messages.map((m: { controlId: string }) => m.controlId),
+    ['C-1'],
+    'the unreadable frame is not logged',
+  )
 })
