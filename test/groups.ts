@@ -160,6 +160,7 @@ export const GROUPS: Record<string, readonly string[]> = {
     'test/hl7/retry-facility.test.ts',
   ],
   oidc: [
+    'test/oidc/accounts-migration.test.ts',
     'test/oidc/isolation.test.ts',
     'test/oidc/keys.test.ts',
     'test/oidc/parked-notice.test.ts',

@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto'
 import { decodeProtectedHeader, errors, jwtVerify } from 'jose'
 import { type ClaimRules, principalFromClaims } from '../../domain/claims.js'
-import type { Principal } from '../../domain/principal.js'
+import { PROVIDER_ACCOUNT_PREFIX, type Principal, providerAccount } from '../../domain/principal.js'
 import { createLru } from '../../lib/lru.js'
 import { NoKeysError, type ProviderKeys } from './key-set.js'
 
@@ -31,8 +31,11 @@ export interface ProviderSession {
   expiresAt: number
 }
 
-/** The token id of a provider principal: one per account, so renewing a token keeps its tickets, streams and Idempotency-Keys. */
-export const PROVIDER_TOKEN_PREFIX = 'oidc:'
+/**
+ * The token id of a provider principal is its account (`oidc:<claim value>`): one per person, so
+ * renewing a token keeps its tickets, streams and Idempotency-Keys. Service token ids are hex.
+ */
+export const PROVIDER_TOKEN_PREFIX = PROVIDER_ACCOUNT_PREFIX
 
 const sha256 = (text: string) => crypto.hash('sha256', text, 'base64')
 
@@ -98,10 +101,8 @@ export function createProviderTokens(keys: ProviderKeys, opts: ProviderTokenOpti
     }
     const outcome = principalFromClaims(payload, opts.rules)
     if (!outcome.ok) return { ok: false, status: 403, message: outcome.refusal.message }
-    const principal = Object.freeze({
-      tokenId: `${PROVIDER_TOKEN_PREFIX}${outcome.principal.account}`,
-      ...outcome.principal,
-    })
+    const account = providerAccount(outcome.principal.account)
+    const principal = Object.freeze({ ...outcome.principal, tokenId: account, account })
     const expiresAt = (payload.exp as number) * 1000
     if (opts.memory > 0) verified.set(sha256(token), { principal, expiresAt })
     const session = sessions.get(principal.tokenId)

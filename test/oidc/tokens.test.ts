@@ -43,14 +43,18 @@ t.test('a client-credentials token from the provider, per role', async (t) => {
     payload: occupant(2),
   })
   t.equal(created.statusCode, 200, created.body)
-  t.match(created.json(), { createdBy: SCRIPT_CLIENT.id, facility: 'A' }, 'createdBy is the account claim (sub)')
+  t.match(
+    created.json(),
+    { createdBy: `oidc:${SCRIPT_CLIENT.id}`, facility: 'A' },
+    'createdBy is oidc: and the account claim (sub)',
+  )
   t.equal((await app.inject({ url: '/audit', headers: bearer(nurse) })).statusCode, 403, 'write is not admin')
 
   const both = await scriptToken(provider, ['ward-viewer', 'ward-admin', 'ward-nurse'], 'A')
   const audit = await app.inject({ url: '/audit', headers: bearer(both) })
   t.equal(audit.statusCode, 200, 'several provider roles: the highest wins')
   t.ok(
-    audit.json().entries.some((e: { account: string }) => e.account === SCRIPT_CLIENT.id),
+    audit.json().entries.some((e: { account: string }) => e.account === `oidc:${SCRIPT_CLIENT.id}`),
     'the audit names the provider account',
   )
 })
@@ -61,7 +65,7 @@ t.test('the account comes from OIDC_ACCOUNT_CLAIM', async (t) => {
   const token = await personToken(provider, 'uuid-1', ['ward-nurse'], 'A', { preferred_username: 'ann.nurse' })
   const res = await app.inject({ method: 'POST', url: '/ward-occupants', headers: bearer(token), payload: occupant(3) })
   t.equal(res.statusCode, 200, res.body)
-  t.equal(res.json().createdBy, 'ann.nurse')
+  t.equal(res.json().createdBy, 'oidc:ann.nurse')
   const none = await personToken(provider, 'uuid-2', ['ward-nurse'], 'A')
   const refused = await app.inject({ url: '/ward-occupants', headers: bearer(none) })
   t.equal(refused.statusCode, 403)
