@@ -32,6 +32,13 @@ export const SIGN_IN_SETTINGS = {
     default: 30,
     description: "how far the provider's clock may be from this machine's when `exp` and `nbf` are checked",
   }),
+  OIDC_MAX_TOKEN_LIFETIME_SECONDS: Type.Integer({
+    minimum: 60,
+    maximum: 2_592_000,
+    default: 86_400,
+    description:
+      'the longest lifetime a provider token may have: `exp` − `iat` (or `exp` − now without `iat`); longer ones are refused',
+  }),
   OIDC_KEY_COOLDOWN_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 3600,

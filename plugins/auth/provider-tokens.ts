@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto'
 import { decodeProtectedHeader, errors, jwtVerify } from 'jose'
 import { type ClaimRules, principalFromClaims } from '../../domain/claims.js'
 import { PROVIDER_ACCOUNT_PREFIX, type Principal, providerAccount } from '../../domain/principal.js'
+import { lifetimeRefusal } from '../../domain/token-lifetime.js'
 import { createLru } from '../../lib/lru.js'
 import { NoKeysError, type ProviderKeys } from './key-set.js'
 
@@ -10,6 +11,8 @@ export interface ProviderTokenOptions {
   audience: string
   algorithms: string[]
   clockSkewSeconds: number
+  /** OIDC_MAX_TOKEN_LIFETIME_SECONDS. */
+  maxLifetimeSeconds: number
   rules: ClaimRules
   /** Verified tokens remembered (OIDC_TOKEN_MEMORY); 0 verifies every request. */
   memory: number
@@ -53,7 +56,8 @@ const MIN_SESSIONS = 100_000
 
 /**
  * Access tokens of the hospital's identity provider: the signature against the provider's keys,
- * `iss` exactly, `aud`, `exp` and `nbf` (with a small clock skew), then the claims (domain/claims.ts).
+ * `iss` exactly, `aud`, `exp` and `nbf` (with a small clock skew), the lifetime and `iat`
+ * (domain/token-lifetime.ts), then the claims (domain/claims.ts).
  * A signature check costs more than the rest of a read, so verified tokens are remembered, keyed by
  * a hash (never the token), until they expire; refused ones never are.
  */
@@ -99,6 +103,11 @@ export function createProviderTokens(keys: ProviderKeys, opts: ProviderTokenOpti
       if (error instanceof NoKeysError) return { ok: false, status: 503, message: error.message }
       return { ok: false, status: 401, message: reasonOf(error) }
     }
+    const times = lifetimeRefusal(payload as { exp: number; iat?: unknown }, now, {
+      maxLifetimeSeconds: opts.maxLifetimeSeconds,
+      clockSkewSeconds: opts.clockSkewSeconds,
+    })
+    if (times !== null) return { ok: false, status: 401, message: `the bearer token is not valid: ${times}` }
     const outcome = principalFromClaims(payload, opts.rules)
     if (!outcome.ok) return { ok: false, status: 403, message: outcome.refusal.message }
     const account = providerAccount(outcome.principal.account)

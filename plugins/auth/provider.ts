@@ -38,6 +38,7 @@ export default fp<ProviderPluginOptions>(
       audience: config.OIDC_AUDIENCE,
       algorithms: readAlgorithms(config.OIDC_ALGORITHMS),
       clockSkewSeconds: config.OIDC_CLOCK_SKEW_SECONDS,
+      maxLifetimeSeconds: config.OIDC_MAX_TOKEN_LIFETIME_SECONDS,
       memory: config.OIDC_TOKEN_MEMORY,
       rules: {
         accountClaim: config.OIDC_ACCOUNT_CLAIM,

@@ -29,6 +29,7 @@ t.test('a remembered token is refused once it expires; the memory is bounded', a
     audience: 'api://ward',
     algorithms: ['RS256'],
     clockSkewSeconds: 30,
+    maxLifetimeSeconds: 86_400,
     memory: 2,
     rules: {
       accountClaim: 'sub',

@@ -97,6 +97,14 @@ async function badTokens(provider: TestProvider): Promise<[string, string, RegEx
       /aud/,
     ],
     ['without exp', await provider.sign({ ...good, exp: undefined }), /exp/],
+    ['valid for ten years', await provider.sign({ ...good, exp: now + 10 * 365 * 86_400 }), /longer than this/],
+    [
+      'valid for ten years, without iat',
+      await provider.sign({ ...good, iat: undefined, exp: now + 10 * 365 * 86_400 }),
+      /longer than this/,
+    ],
+    ['issued a year ahead', await provider.sign({ ...good, iat: now + 365 * 86_400, exp: now + 300 }), /iat.*future/],
+    ['issued past the clock skew ahead', await provider.sign({ ...good, iat: now + 120 }), /iat.*future/],
     [
       'alg none',
       `${b64({ alg: 'none', kid: key.kid })}.${b64({ ...good, iss: provider.issuer, aud: 'api://ward', exp: now + 300 })}.`,
@@ -134,6 +142,22 @@ t.test('refused provider tokens: 401 with WWW-Authenticate: Bearer, and a reason
   // The same good token is accepted, so the refusals above are the checks', not a broken setup.
   const good = await personToken(provider, 'ann', ['ward-admin'], 'A')
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(good) })).statusCode, 200)
+})
+
+t.test('OIDC_MAX_TOKEN_LIFETIME_SECONDS: the longest lifetime accepted; iat within the clock skew', async (t) => {
+  const provider = await startTestProvider(t)
+  const { app } = await buildOidcApp(t, provider, { OIDC_MAX_TOKEN_LIFETIME_SECONDS: 3600 })
+  const now = Math.floor(Date.now() / 1000)
+  const claims = { realm_access: { roles: ['ward-nurse'] }, facility: 'A' }
+  const status = async (sub: string, times: Record<string, unknown>) =>
+    (await app.inject({ url: '/ward-occupants', headers: bearer(await provider.sign({ sub, ...claims, ...times })) }))
+      .statusCode
+  t.equal(await status('a', { iat: now, exp: now + 3600 }), 200, 'exactly the cap')
+  t.equal(await status('b', { iat: now, exp: now + 3601 }), 401, 'a second more')
+  t.equal(await status('c', { iat: now - 7000, exp: now + 60 }), 401, 'issued for two hours, whatever is left')
+  t.equal(await status('d', { iat: undefined, exp: now + 3600 }), 200, 'without iat: exp - now')
+  t.equal(await status('e', { iat: undefined, exp: now + 7200 }), 401, 'without iat, past the cap')
+  t.equal(await status('f', { iat: now + 20, exp: now + 320 }), 200, 'iat ahead within the clock skew (30 s)')
 })
 
 t.test('claims that give no role, or no facility, are a 403 naming the claim', async (t) => {
