@@ -97,7 +97,7 @@ export function signInProblems(config: SignInSettings): [string, string][] {
     return problems
   }
   if (!URL.canParse(config.OIDC_ISSUER)) problems.push(['OIDC_ISSUER', 'is not a URL'])
-  else if (!secureIssuer(new URL(config.OIDC_ISSUER)))
+  else if (!secureProviderUrl(new URL(config.OIDC_ISSUER)))
     problems.push([
       'OIDC_ISSUER',
       'must be https (plain http only on this machine): anyone on the way could hand the service keys of their own',
@@ -121,8 +121,11 @@ export function signInProblems(config: SignInSettings): [string, string][] {
   return problems
 }
 
-/** The provider's keys are fetched from it: over https, or over http from this machine only. */
-function secureIssuer(url: URL): boolean {
+/**
+ * The provider's keys are fetched from it, and its endpoints trusted: over https, or over plain
+ * http from this machine only. The issuer and every URL its discovery document names.
+ */
+export function secureProviderUrl(url: URL): boolean {
   if (url.protocol === 'https:') return true
   return url.protocol === 'http:' && isLoopbackHost(url.hostname.replace(/^\[(.*)\]$/, '$1'))
 }

@@ -161,6 +161,7 @@ export const GROUPS: Record<string, readonly string[]> = {
   ],
   oidc: [
     'test/oidc/accounts-migration.test.ts',
+    'test/oidc/discovery.test.ts',
     'test/oidc/isolation.test.ts',
     'test/oidc/keys.test.ts',
     'test/oidc/parked-notice.test.ts',

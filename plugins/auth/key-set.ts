@@ -7,6 +7,7 @@ import {
   type JSONWebKeySet,
   type JWSHeaderParameters,
 } from 'jose'
+import { secureProviderUrl } from '../../lib/sign-in-settings.js'
 
 export interface KeySetOptions {
   /** The issuer exactly as configured: discovery is read from it, and its answer must name it. */
@@ -105,12 +106,7 @@ export class ProviderKeys {
       return checkSet(JSON.parse(await readFile(this.options.file, 'utf8')), this.options.file)
     if (this.#jwksUri === null) {
       const url = `${this.options.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
-      const discovery = (await this.#fetchJson(url)) as { issuer?: unknown; jwks_uri?: unknown }
-      // The issuer a discovery document names must be the one configured (OpenID Connect Discovery §4.3).
-      if (discovery.issuer !== this.options.issuer)
-        throw new Error(`${url} names issuer ${JSON.stringify(discovery.issuer)}, not ${this.options.issuer}`)
-      if (typeof discovery.jwks_uri !== 'string') throw new Error(`${url} has no jwks_uri`)
-      this.#jwksUri = discovery.jwks_uri
+      this.#jwksUri = checkDiscovery(await this.#fetchJson(url), url, this.options.issuer)
     }
     return checkSet(await this.#fetchJson(this.#jwksUri), this.#jwksUri)
   }
@@ -131,6 +127,28 @@ export class ProviderKeys {
     if (!response.ok) throw new Error(`${url} answered ${response.status}`)
     return response.json()
   }
+}
+
+/**
+ * The key set's address from a discovery document, once the document is found to be the issuer's
+ * (OpenID Connect Discovery §4.3: its `issuer` exactly the one configured) and every URL it names
+ * (the key set, the endpoints the board signs in with) is https, or plain http on this machine:
+ * keys fetched over plain http from elsewhere could be anyone's.
+ */
+function checkDiscovery(document: unknown, url: string, issuer: string): string {
+  if (typeof document !== 'object' || document === null) throw new Error(`${url} is not a discovery document`)
+  const discovery = document as Record<string, unknown>
+  if (discovery.issuer !== issuer)
+    throw new Error(`${url} names issuer ${JSON.stringify(discovery.issuer)}, not ${issuer}`)
+  for (const [name, value] of Object.entries(discovery)) {
+    if (name !== 'jwks_uri' && !name.endsWith('_endpoint')) continue
+    if (typeof value !== 'string' || !URL.canParse(value) || !secureProviderUrl(new URL(value)))
+      throw new Error(
+        `${url} names ${name} ${JSON.stringify(value)}: not https (plain http only on this machine), so none of its keys are trusted`,
+      )
+  }
+  if (typeof discovery.jwks_uri !== 'string') throw new Error(`${url} has no jwks_uri`)
+  return discovery.jwks_uri
 }
 
 function checkSet(value: unknown, where: string): JSONWebKeySet {
