@@ -33,6 +33,7 @@ export const GROUPS: Record<string, readonly string[]> = {
     'test/cli/duration.test.ts',
     'test/clients/feathers.test.ts',
     'test/config.test.ts',
+    'test/lib/address-coverage.test.ts',
     'test/lib/lru.test.ts',
     'test/lib/private-cache-ancestors.test.ts',
     'test/lib/private-files.test.ts',
