@@ -46,6 +46,13 @@ export const SIGN_IN_SETTINGS = {
     description:
       "the least time between two fetches of the provider's keys asked for by tokens (an unknown kid, no keys yet)",
   }),
+  OIDC_KEY_MAX_AGE_SECONDS: Type.Integer({
+    minimum: 60,
+    maximum: 86_400,
+    default: 3600,
+    description:
+      'keys held longer than this are fetched again on the next provider token: the longest a key the provider withdrew (and the tokens it signed) may still be trusted',
+  }),
   OIDC_ACCOUNT_CLAIM: Type.String({ minLength: 1, default: 'sub', description: 'the claim naming the account' }),
   OIDC_ROLE_CLAIM: Type.String({
     minLength: 1,

@@ -32,6 +32,7 @@ export default fp<ProviderPluginOptions>(
       issuer: config.OIDC_ISSUER,
       file: config.OIDC_JWKS_FILE,
       cooldownMs: config.OIDC_KEY_COOLDOWN_SECONDS * 1000,
+      maxAgeMs: config.OIDC_KEY_MAX_AGE_SECONDS * 1000,
     })
     const tokens = createProviderTokens(keys, {
       issuer: config.OIDC_ISSUER,

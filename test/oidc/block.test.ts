@@ -137,6 +137,27 @@ t.test("a provider person's stream ends when their newer token names another fac
   t.ok(stream.ended)
 })
 
+t.test("an older token of the same person neither shortens nor replaces their newer token's session", async (t) => {
+  const provider = await startTestProvider(t)
+  const { app } = await buildOidcApp(t, provider)
+  const now = Math.floor(Date.now() / 1000)
+  const newer = await personToken(provider, 'mover', ['ward-nurse'], 'B', { iat: now, exp: now + 600 })
+  // Issued two minutes before, for ward A, and expiring in one: a tab left open, a replayed token.
+  const older = await personToken(provider, 'mover', ['ward-nurse'], 'A', { iat: now - 120, exp: now + 60 })
+  for (const token of [newer, older])
+    t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(token) })).statusCode, 200)
+  const tokens = app.providerTokens as NonNullable<typeof app.providerTokens>
+  t.match(tokens.session('oidc:mover'), { principal: { facility: 'B' }, expiresAt: (now + 600) * 1000 })
+  t.ok(tokens.session('oidc:mover', (now + 300) * 1000), "alive past the older token's expiry")
+  const sameWard = await personToken(provider, 'mover', ['ward-nurse'], 'B', { iat: now - 60, exp: now + 30 })
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(sameWard) })).statusCode, 200)
+  t.match(tokens.session('oidc:mover'), { expiresAt: (now + 600) * 1000 }, 'nor by an older one of the same ward')
+  // A newer token does replace it (the stream opened for B ends when a newer one names A).
+  const newest = await personToken(provider, 'mover', ['ward-viewer'], 'A', { iat: now + 1, exp: now + 300 })
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(newest) })).statusCode, 200)
+  t.match(tokens.session('oidc:mover'), { principal: { facility: 'A', role: 'read' }, expiresAt: (now + 300) * 1000 })
+})
+
 t.test('with OIDC_TOKEN_MEMORY=0 every person keeps their stream while others come', async (t) => {
   const provider = await startTestProvider(t)
   const { app } = await buildOidcApp(t, provider, { DATABASE_PATH: join(t.testdir(), 'ward.db'), OIDC_TOKEN_MEMORY: 0 })
