@@ -53,7 +53,12 @@ export const SIGN_IN_SETTINGS = {
     description:
       'keys held longer than this are fetched again on the next provider token: the longest a key the provider withdrew (and the tokens it signed) may still be trusted',
   }),
-  OIDC_ACCOUNT_CLAIM: Type.String({ minLength: 1, default: 'sub', description: 'the claim naming the account' }),
+  OIDC_ACCOUNT_CLAIM: Type.String({
+    minLength: 1,
+    default: 'sub',
+    description:
+      'the claim naming the account, or claims tried in order (`upn,oid`: the first the token has decides); the account is `oidc:` and its value',
+  }),
   OIDC_ROLE_CLAIM: Type.String({
     minLength: 1,
     default: 'roles',
@@ -123,6 +128,7 @@ export function signInProblems(config: SignInSettings): [string, string][] {
   } catch (error) {
     problems.push(['OIDC_ROLE_MAP', (error as Error).message])
   }
+  if (!/[^,\s]/.test(config.OIDC_ACCOUNT_CLAIM)) problems.push(['OIDC_ACCOUNT_CLAIM', 'names no claim'])
   const problem = algorithmProblem(config.OIDC_ALGORITHMS)
   if (problem !== null) problems.push(['OIDC_ALGORITHMS', problem])
   return problems

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
-import { parseRoleMap } from '../../domain/claims.js'
+import { parseClaimList, parseRoleMap } from '../../domain/claims.js'
 import { readAlgorithms } from '../../lib/jwt-algorithms.js'
 import { ProviderKeys } from './key-set.js'
 import { createProviderTokens, type ProviderTokens } from './provider-tokens.js'
@@ -42,7 +42,7 @@ export default fp<ProviderPluginOptions>(
       maxLifetimeSeconds: config.OIDC_MAX_TOKEN_LIFETIME_SECONDS,
       memory: config.OIDC_TOKEN_MEMORY,
       rules: {
-        accountClaim: config.OIDC_ACCOUNT_CLAIM,
+        accountClaims: parseClaimList(config.OIDC_ACCOUNT_CLAIM),
         roleClaim: config.OIDC_ROLE_CLAIM,
         roleMap: parseRoleMap(config.OIDC_ROLE_MAP),
         facilityClaim: config.OIDC_FACILITY_CLAIM,

@@ -20,7 +20,7 @@ function tokensOf(keys: ProviderKeys, issuer: string, memory: number) {
     maxLifetimeSeconds: 86_400,
     memory,
     rules: {
-      accountClaim: 'sub',
+      accountClaims: ['sub'],
       roleClaim: 'roles',
       roleMap: parseRoleMap('nurse=write'),
       facilityClaim: 'facility',

@@ -40,6 +40,8 @@ t.test('refused settings', async (t) => {
     [{ OIDC_AUDIENCE: 'ward-api' }, /OIDC_AUDIENCE="ward-api": is only read with OIDC_ISSUER set/],
     [{ ...base, OIDC_CLOCK_SKEW_SECONDS: '3600' }, /OIDC_CLOCK_SKEW_SECONDS/],
     [{ ...base, OIDC_MAX_TOKEN_LIFETIME_SECONDS: '0' }, /OIDC_MAX_TOKEN_LIFETIME_SECONDS/],
+    [{ ...base, OIDC_KEY_MAX_AGE_SECONDS: '10' }, /OIDC_KEY_MAX_AGE_SECONDS/],
+    [{ ...base, OIDC_ACCOUNT_CLAIM: ' , ' }, /OIDC_ACCOUNT_CLAIM=" , ": names no claim/],
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), ConfigError)

@@ -72,6 +72,34 @@ t.test('the account comes from OIDC_ACCOUNT_CLAIM', async (t) => {
   t.match(refused.json().message, /preferred_username/)
 })
 
+t.test('OIDC_ACCOUNT_CLAIM=upn,oid: an app-only token without upn is its oid (Entra ID)', async (t) => {
+  const provider = await startTestProvider(t)
+  const { app } = await buildOidcApp(t, provider, { OIDC_ACCOUNT_CLAIM: 'upn, oid' })
+  // The client-credentials grant, as a script gets it: no upn, the app's object id in oid.
+  provider.claims.set(SCRIPT_CLIENT.id, { realm_access: { roles: ['ward-nurse'] }, facility: 'A', oid: 'app-guid-1' })
+  const script = await provider.clientCredentials()
+  const created = await app.inject({
+    method: 'POST',
+    url: '/ward-occupants',
+    headers: bearer(script),
+    payload: occupant(5),
+  })
+  t.equal(created.statusCode, 200, created.body)
+  t.equal(created.json().createdBy, 'oidc:app-guid-1')
+  const person = await personToken(provider, 'uuid-3', ['ward-nurse'], 'A', { upn: 'ann@hospital.example', oid: 'g2' })
+  const byPerson = await app.inject({
+    method: 'POST',
+    url: '/ward-occupants',
+    headers: bearer(person),
+    payload: occupant(6),
+  })
+  t.equal(byPerson.json().createdBy, 'oidc:ann@hospital.example', 'a person: the upn first')
+  const neither = await personToken(provider, 'uuid-4', ['ward-nurse'], 'A')
+  const refused = await app.inject({ url: '/ward-occupants', headers: bearer(neither) })
+  t.equal(refused.statusCode, 403)
+  t.match(refused.json(), { code: 'CLAIM_REFUSED', message: /`upn` or `oid`/ })
+})
+
 /** Tokens no check may let through, each made the way an attacker or a misconfiguration would. */
 async function badTokens(provider: TestProvider): Promise<[string, string, RegExp][]> {
   const now = Math.floor(Date.now() / 1000)
