@@ -95,6 +95,10 @@ t.test('a provider account never shares a service account: sub=admin is oidc:adm
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(writer) })).statusCode, 401, 'oidc:admin')
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(admin) })).statusCode, 200, 'not admin')
 
+  const bare = capture()
+  t.equal(await runCli(['--database', path, 'account', 'block', 'ann'], bare), 0)
+  t.match(bare.stderr.join('\n'), /no service token acts as ann; a person of the identity provider is oidc:ann/)
+
   // No service token may take the provider's namespace.
   const refused = capture()
   const create = ['token', 'create', '--account', 'OIDC:ann', '--role', 'read']
