@@ -547,3 +547,21 @@ CREATE TABLE provider_admins (
   recorded_at INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX provider_admins_facility ON provider_admins (facility);
+
+-- migration 17: provider accounts in a namespace of their own (oidc:<claim value>)
+-- A provider token's account is `oidc:` and its claim's value, so a claim saying `admin` is never
+-- the service account `admin`; no service token may take an account in that namespace.
+-- - provider_admins holds provider accounts only: each gets the prefix.
+-- - A block named one word for both kinds: `admin` blocked the service account and any provider
+--   token saying `admin`. Both stay blocked: the provider's side as `oidc:admin` beside it, so the
+--   upgrade unblocks no one (`account unblock` the one that was not meant).
+-- - A service token whose account already starts with `oidc:` (any case) would act as a provider
+--   person: it is revoked (`token list` shows it; create another under a plain account).
+-- - Notifications keep the addressees and readers they were written with: who a bare name meant
+--   cannot be told afterwards (docs/SIGN-IN.md, "Accounts").
+UPDATE provider_admins SET account = 'oidc:' || account;
+INSERT INTO blocked_accounts (account, blocked_at, reason)
+SELECT 'oidc:' || account, blocked_at, reason FROM blocked_accounts WHERE true
+ON CONFLICT (account) DO NOTHING;
+UPDATE tokens SET revoked_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+WHERE account LIKE 'oidc:%' AND revoked_at IS NULL;

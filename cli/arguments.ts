@@ -1,10 +1,18 @@
 import { InvalidArgumentError } from 'commander'
+import { serviceAccountProblem } from '../domain/principal.js'
 import { unstorableValue } from '../lib/json-values.js'
 
 // Argument parsers for commander: each returns the value or throws the message the user sees.
 
 export function nonEmpty(text: string): string {
   if (text.trim() === '') throw new InvalidArgumentError('must not be empty')
+  return text
+}
+
+/** The account a service token acts as: never one of the identity provider's (`oidc:...`). */
+export function serviceAccount(text: string): string {
+  const problem = serviceAccountProblem(text)
+  if (problem !== null) throw new InvalidArgumentError(problem)
   return text
 }
 

@@ -3,8 +3,11 @@ import { ROLES, type Role } from './principal.js'
 
 /** How the claims of a provider's access token name the account, the role and the facility. */
 export interface ClaimRules {
-  /** The claim (a path) that names the account, e.g. `sub` or `preferred_username`. */
-  accountClaim: string
+  /**
+   * The claims (paths) that name the account, in order: the first the token has decides, e.g.
+   * `sub`, or `upn` then `oid` (Entra ID's app-only tokens have no `upn`).
+   */
+  accountClaims: readonly string[]
   /** The path to the provider's roles or groups, e.g. `realm_access.roles` (Keycloak) or `roles` (Entra ID). */
   roleClaim: string
   /** Provider role or group → the service's role. */
@@ -71,9 +74,17 @@ export function roleFrom(value: unknown, roleMap: ReadonlyMap<string, Role>): Ro
  * checked. Pure: no keys, no clock, no I/O, so every claim shape can be tried without a provider.
  */
 export function principalFromClaims(claims: unknown, rules: ClaimRules): ClaimOutcome {
-  const account = single(claimAt(claims, rules.accountClaim))
-  if (account === undefined)
-    return refuse(rules.accountClaim, `the token has no \`${rules.accountClaim}\` claim naming the account`)
+  // The first claim present decides: one present but unreadable (two values) is not passed over
+  // for the next, which may name someone else.
+  const accountClaim = rules.accountClaims.find((name) => claimAt(claims, name) !== undefined)
+  const account = accountClaim === undefined ? undefined : single(claimAt(claims, accountClaim))
+  if (account === undefined) {
+    const names = rules.accountClaims.map((name) => `\`${name}\``).join(' or ')
+    return refuse(
+      accountClaim ?? rules.accountClaims.join(','),
+      `the token has no single ${names} claim naming the account`,
+    )
+  }
   const role = roleFrom(claimAt(claims, rules.roleClaim), rules.roleMap)
   if (role === null)
     return refuse(
@@ -94,6 +105,14 @@ export function principalFromClaims(claims: unknown, rules: ClaimRules): ClaimOu
 
 function refuse(claim: string, message: string): ClaimOutcome {
   return { ok: false, refusal: { claim, message } }
+}
+
+/** Reads OIDC_ACCOUNT_CLAIM: `sub`, or claims tried in order, `upn,oid`. */
+export function parseClaimList(text: string): string[] {
+  return text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '')
 }
 
 /** Reads OIDC_ROLE_MAP: `ward-nurse=write,ward-viewer=read,ward-admin=admin` (lib/pairs.ts). */

@@ -24,3 +24,26 @@ export function tokenRefusal(
   if (token.expiresAt !== null && token.expiresAt <= now) return 'expired'
   return null
 }
+
+/**
+ * The accounts of the identity provider's people: `oidc:` and the claim's value (`oidc:ann`), so a
+ * provider token whose claim says `admin` is never the service account `admin`. No service token
+ * may take an account in this namespace, in any letter case (db/repositories/tokens.ts).
+ */
+export const PROVIDER_ACCOUNT_PREFIX = 'oidc:'
+
+export function providerAccount(claimValue: string): string {
+  return `${PROVIDER_ACCOUNT_PREFIX}${claimValue}`
+}
+
+export function isProviderAccount(account: string): boolean {
+  return account.slice(0, PROVIDER_ACCOUNT_PREFIX.length).toLowerCase() === PROVIDER_ACCOUNT_PREFIX
+}
+
+/** Why a service token may not act as this account, or null. */
+export function serviceAccountProblem(account: string): string | null {
+  if (account.trim() === '') return 'must not be empty'
+  if (isProviderAccount(account))
+    return `${account} is in the identity provider's namespace (${PROVIDER_ACCOUNT_PREFIX}...): choose an account without that prefix`
+  return null
+}

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { coversEveryAddress } from './address-coverage.js'
 import { HL7_HEADER_SETTINGS, hl7HeaderProblems } from './hl7-header-settings.js'
 import { isKnownTimeZone, isLoopbackHost, parseAddressList, parseSenders } from './hl7-network.js'
 
@@ -132,11 +133,11 @@ export function hl7Problems(config: Hl7Settings): [string, string][] {
     problems.push(['HL7_TLS_CA', 'mutual TLS needs the server certificate too (HL7_TLS_CERT, HL7_TLS_KEY)'])
   if (config.HL7_TIMEZONE !== '' && !isKnownTimeZone(config.HL7_TIMEZONE))
     problems.push(['HL7_TIMEZONE', 'is not an IANA time zone this runtime knows (Europe/Berlin, America/New_York)'])
-  const open = 'count' in addresses && addresses.count === 0
+  const open = 'count' in addresses && (addresses.count === 0 || coversEveryAddress(config.HL7_ALLOWED_ADDRESSES))
   if (config.HL7_PORT !== undefined && !isLoopbackHost(config.HL7_HOST) && open && config.HL7_TLS_CA === '')
     problems.push([
       'HL7_HOST',
-      "is not loopback: set HL7_ALLOWED_ADDRESSES (the interface engine's address) or mutual TLS (HL7_TLS_CA); a ward's admissions are not open to the hospital network",
+      "is not loopback: set HL7_ALLOWED_ADDRESSES (the interface engine's address; a list that lets every address in, such as 0.0.0.0/0 or ::/0, is none) or mutual TLS (HL7_TLS_CA); a ward's admissions are not open to the hospital network",
     ])
   return problems
 }

@@ -32,6 +32,13 @@ export const SIGN_IN_SETTINGS = {
     default: 30,
     description: "how far the provider's clock may be from this machine's when `exp` and `nbf` are checked",
   }),
+  OIDC_MAX_TOKEN_LIFETIME_SECONDS: Type.Integer({
+    minimum: 60,
+    maximum: 2_592_000,
+    default: 86_400,
+    description:
+      'the longest lifetime a provider token may have: `exp` − `iat` (or `exp` − now without `iat`); longer ones are refused',
+  }),
   OIDC_KEY_COOLDOWN_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 3600,
@@ -39,7 +46,19 @@ export const SIGN_IN_SETTINGS = {
     description:
       "the least time between two fetches of the provider's keys asked for by tokens (an unknown kid, no keys yet)",
   }),
-  OIDC_ACCOUNT_CLAIM: Type.String({ minLength: 1, default: 'sub', description: 'the claim naming the account' }),
+  OIDC_KEY_MAX_AGE_SECONDS: Type.Integer({
+    minimum: 60,
+    maximum: 86_400,
+    default: 3600,
+    description:
+      'keys held longer than this are fetched again on the next provider token: the longest a key the provider withdrew (and the tokens it signed) may still be trusted',
+  }),
+  OIDC_ACCOUNT_CLAIM: Type.String({
+    minLength: 1,
+    default: 'sub',
+    description:
+      'the claim naming the account, or claims tried in order (`upn,oid`: the first the token has decides); the account is `oidc:` and its value',
+  }),
   OIDC_ROLE_CLAIM: Type.String({
     minLength: 1,
     default: 'roles',
@@ -90,7 +109,7 @@ export function signInProblems(config: SignInSettings): [string, string][] {
     return problems
   }
   if (!URL.canParse(config.OIDC_ISSUER)) problems.push(['OIDC_ISSUER', 'is not a URL'])
-  else if (!secureIssuer(new URL(config.OIDC_ISSUER)))
+  else if (!secureProviderUrl(new URL(config.OIDC_ISSUER)))
     problems.push([
       'OIDC_ISSUER',
       'must be https (plain http only on this machine): anyone on the way could hand the service keys of their own',
@@ -109,13 +128,17 @@ export function signInProblems(config: SignInSettings): [string, string][] {
   } catch (error) {
     problems.push(['OIDC_ROLE_MAP', (error as Error).message])
   }
+  if (!/[^,\s]/.test(config.OIDC_ACCOUNT_CLAIM)) problems.push(['OIDC_ACCOUNT_CLAIM', 'names no claim'])
   const problem = algorithmProblem(config.OIDC_ALGORITHMS)
   if (problem !== null) problems.push(['OIDC_ALGORITHMS', problem])
   return problems
 }
 
-/** The provider's keys are fetched from it: over https, or over http from this machine only. */
-function secureIssuer(url: URL): boolean {
+/**
+ * The provider's keys are fetched from it, and its endpoints trusted: over https, or over plain
+ * http from this machine only. The issuer and every URL its discovery document names.
+ */
+export function secureProviderUrl(url: URL): boolean {
   if (url.protocol === 'https:') return true
   return url.protocol === 'http:' && isLoopbackHost(url.hostname.replace(/^\[(.*)\]$/, '$1'))
 }

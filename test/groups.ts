@@ -33,6 +33,7 @@ export const GROUPS: Record<string, readonly string[]> = {
     'test/cli/duration.test.ts',
     'test/clients/feathers.test.ts',
     'test/config.test.ts',
+    'test/lib/address-coverage.test.ts',
     'test/lib/lru.test.ts',
     'test/lib/private-cache-ancestors.test.ts',
     'test/lib/private-files.test.ts',
@@ -162,6 +163,8 @@ export const GROUPS: Record<string, readonly string[]> = {
     'test/hl7/retry-facility.test.ts',
   ],
   oidc: [
+    'test/oidc/accounts-migration.test.ts',
+    'test/oidc/discovery.test.ts',
     'test/oidc/isolation.test.ts',
     'test/oidc/keys.test.ts',
     'test/oidc/parked-notice.test.ts',

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander'
 import { createTokenRepository, type TokenInfo } from '../../db/repositories/tokens.js'
 import { ROLES, type Role } from '../../domain/principal.js'
-import { nonEmpty } from '../arguments.js'
+import { nonEmpty, serviceAccount } from '../arguments.js'
 import { withDatabase } from '../database.js'
 import { parseDuration } from '../duration.js'
 import { CliError } from '../errors.js'
@@ -27,7 +27,11 @@ function addCreate(token: Command, program: Command, io: CliIo): void {
   token
     .command('create')
     .description('create a token and print it, alone, on the last line')
-    .requiredOption('--account <uid>', 'the account uid the token acts as', nonEmpty)
+    .requiredOption(
+      '--account <uid>',
+      "the account uid the token acts as (not oidc:..., the identity provider's people)",
+      serviceAccount,
+    )
     .addOption(new Option('--role <role>', 'what the token may do').choices(ROLES).makeOptionMandatory())
     .option('--facility <id>', 'bind the token to one facility (default: all facilities)', nonEmpty)
     .option('--label <text>', 'a note to recognise the token by')

@@ -1,6 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Database } from 'better-sqlite3'
-import { type Principal, type Role, type TokenRefusal, tokenRefusal } from '../../domain/principal.js'
+import {
+  type Principal,
+  type Role,
+  serviceAccountProblem,
+  type TokenRefusal,
+  tokenRefusal,
+} from '../../domain/principal.js'
 import { newId } from '../../lib/ids.js'
 
 export interface TokenInfo extends Principal {
@@ -71,6 +77,8 @@ export function createTokenRepository(db: Database) {
   const countStmt = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM tokens')
 
   function create(input: NewToken, now = Date.now()): { token: string; info: TokenInfo } {
+    const problem = serviceAccountProblem(input.account)
+    if (problem !== null) throw new RangeError(`account ${problem}`)
     const id = newId(now)
     const secret = randomBytes(32).toString('base64url')
     insert.run(

@@ -5,8 +5,10 @@ import {
   type FlattenedJWSInput,
   type CryptoKey as JoseKey,
   type JSONWebKeySet,
+  type JWK,
   type JWSHeaderParameters,
 } from 'jose'
+import { checkDiscovery, checkSet } from './provider-documents.js'
 
 export interface KeySetOptions {
   /** The issuer exactly as configured: discovery is read from it, and its answer must name it. */
@@ -35,14 +37,31 @@ export class NoKeysError extends Error {
 
 type LocalSet = ReturnType<typeof createLocalJWKSet>
 
+/** Which key material verified a token: the key set's generation and the keys of the token's kid then. */
+export interface KeyStamp {
+  generation: number
+  /** The public keys of that kid (of the whole set, for a token without one), as text. */
+  keys: string
+}
+
+/** One loaded key set: replaced whole by a refresh, so a key and its stamp always come from the same. */
+interface Held {
+  local: LocalSet
+  generation: number
+  byKid: Map<string, string>
+  all: string
+}
+
 /**
  * The provider's public keys, fetched once at the start and kept. A token naming a `kid` not held
  * makes them fetched again (a key rotation), at most once per cool-down, so a stream of forged
- * `kid`s cannot make the service hammer the provider. A failed fetch never drops the keys held:
- * while the provider is unreachable, tokens signed with known keys keep working.
+ * `kid`s cannot make the service hammer the provider; keys older than the maximum age are fetched
+ * again on the next provider token, in the background. A failed fetch never drops the keys held:
+ * while the provider is unreachable, tokens signed with known keys keep working. Each load is a new
+ * generation: what was verified with a key the provider no longer publishes is verified again.
  */
 export class ProviderKeys {
-  #local: LocalSet | null = null
+  #held: Held | null = null
   #count = 0
   #loadedAt: number | null = null
   #attemptAt = 0
@@ -63,13 +82,26 @@ export class ProviderKeys {
     return { keys: this.#count, loadedAt: this.#loadedAt, failing: this.#failing }
   }
 
+  /** The generation of the keys held (0: none yet); it changes with every load. */
+  get generation(): number {
+    return this.#held?.generation ?? 0
+  }
+
+  /** The stamp a token with this kid would get from the keys held now, or null: no such key. */
+  stampOf(kid: string | undefined): KeyStamp | null {
+    const held = this.#held
+    if (held === null) return null
+    const keys = kid === undefined ? held.all : held.byKid.get(kid)
+    return keys === undefined ? null : { generation: held.generation, keys }
+  }
+
   /** Fetches (or reads) the keys now, coalescing callers; never throws: a failure is in status(). */
   refresh(): Promise<void> {
     if (this.#pending) return this.#pending
     this.#attemptAt = Date.now()
     this.#pending = this.#load()
       .then((set) => {
-        this.#local = createLocalJWKSet(set)
+        this.#held = { local: createLocalJWKSet(set), generation: this.generation + 1, ...stampsOf(set) }
         this.#count = set.keys.length
         this.#loadedAt = Date.now()
         this.#failing = null
@@ -83,34 +115,40 @@ export class ProviderKeys {
     return this.#pending
   }
 
-  /** The key for a token's header, in the shape jose's jwtVerify takes. */
-  readonly getKey = async (header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<JoseKey> => {
-    const now = Date.now()
-    const coolingDown = now - this.#attemptAt < this.#cooldownMs
-    if (this.#local === null && !coolingDown) await this.refresh()
-    else if (this.#loadedAt !== null && now - this.#loadedAt > this.#maxAgeMs && !coolingDown) void this.refresh()
-    const local = this.#local
-    if (local === null) throw new NoKeysError("none of the identity provider's keys could be loaded")
+  /** Keys past their maximum age are fetched again, in the background (the old ones serve meanwhile). */
+  freshen(now = Date.now()): void {
+    if (this.#loadedAt !== null && now - this.#loadedAt > this.#maxAgeMs && !this.#coolingDown(now)) void this.refresh()
+  }
+
+  #coolingDown(now: number): boolean {
+    return now - this.#attemptAt < this.#cooldownMs
+  }
+
+  /** The key for a token's header and the stamp of the key material it came from. */
+  async keyFor(header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<{ key: JoseKey; stamp: KeyStamp }> {
+    if (this.#held === null && !this.#coolingDown(Date.now())) await this.refresh()
+    else this.freshen()
+    const held = this.#held
+    if (held === null) throw new NoKeysError("none of the identity provider's keys could be loaded")
     try {
-      return await local(header, token)
+      return await keyFrom(held, header, token)
     } catch (error) {
-      if (!(error instanceof errors.JWKSNoMatchingKey) || Date.now() - this.#attemptAt < this.#cooldownMs) throw error
+      if (!(error instanceof errors.JWKSNoMatchingKey) || this.#coolingDown(Date.now())) throw error
       await this.refresh()
-      return (this.#local ?? local)(header, token)
+      return keyFrom(this.#held ?? held, header, token)
     }
   }
+
+  /** The key for a token's header, in the shape jose's jwtVerify takes. */
+  readonly getKey = async (header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<JoseKey> =>
+    (await this.keyFor(header, token)).key
 
   async #load(): Promise<JSONWebKeySet> {
     if (this.options.file !== '')
       return checkSet(JSON.parse(await readFile(this.options.file, 'utf8')), this.options.file)
     if (this.#jwksUri === null) {
       const url = `${this.options.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
-      const discovery = (await this.#fetchJson(url)) as { issuer?: unknown; jwks_uri?: unknown }
-      // The issuer a discovery document names must be the one configured (OpenID Connect Discovery §4.3).
-      if (discovery.issuer !== this.options.issuer)
-        throw new Error(`${url} names issuer ${JSON.stringify(discovery.issuer)}, not ${this.options.issuer}`)
-      if (typeof discovery.jwks_uri !== 'string') throw new Error(`${url} has no jwks_uri`)
-      this.#jwksUri = discovery.jwks_uri
+      this.#jwksUri = checkDiscovery(await this.#fetchJson(url), url, this.options.issuer)
     }
     return checkSet(await this.#fetchJson(this.#jwksUri), this.#jwksUri)
   }
@@ -133,11 +171,23 @@ export class ProviderKeys {
   }
 }
 
-function checkSet(value: unknown, where: string): JSONWebKeySet {
-  const keys = (value as { keys?: unknown } | null)?.keys
-  if (!Array.isArray(keys) || keys.length === 0) throw new Error(`${where} holds no JWK Set with keys`)
-  // Private parts are never needed; a set that has them was copied from the wrong place.
-  if (keys.some((k) => typeof k !== 'object' || k === null || 'd' in k || k.kty === 'oct'))
-    throw new Error(`${where} holds a private or symmetric key: give only the provider's public keys`)
-  return { keys } as JSONWebKeySet
+async function keyFrom(held: Held, header: JWSHeaderParameters, token: FlattenedJWSInput) {
+  const key = await held.local(header, token)
+  const keys = header.kid === undefined ? held.all : (held.byKid.get(header.kid) ?? '')
+  return { key, stamp: { generation: held.generation, keys } }
+}
+
+/** The public parts of each key as text, by kid and all together: what a stamp compares. */
+function stampsOf(set: JSONWebKeySet): { byKid: Map<string, string>; all: string } {
+  const text = (key: JWK) => JSON.stringify([key.kty, key.alg, key.crv, key.n, key.e, key.x, key.y])
+  const byKid = new Map<string, string[]>()
+  for (const key of set.keys) {
+    if (key.kid === undefined) continue
+    byKid.set(key.kid, [...(byKid.get(key.kid) ?? []), text(key)])
+  }
+  const joined = (texts: string[]) => texts.sort().join('\n')
+  return {
+    byKid: new Map([...byKid].map(([kid, texts]) => [kid, joined(texts)])),
+    all: joined(set.keys.map(text)),
+  }
 }

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
-import { parseRoleMap } from '../../domain/claims.js'
+import { parseClaimList, parseRoleMap } from '../../domain/claims.js'
 import { readAlgorithms } from '../../lib/jwt-algorithms.js'
 import { ProviderKeys } from './key-set.js'
 import { createProviderTokens, type ProviderTokens } from './provider-tokens.js'
@@ -32,15 +32,17 @@ export default fp<ProviderPluginOptions>(
       issuer: config.OIDC_ISSUER,
       file: config.OIDC_JWKS_FILE,
       cooldownMs: config.OIDC_KEY_COOLDOWN_SECONDS * 1000,
+      maxAgeMs: config.OIDC_KEY_MAX_AGE_SECONDS * 1000,
     })
     const tokens = createProviderTokens(keys, {
       issuer: config.OIDC_ISSUER,
       audience: config.OIDC_AUDIENCE,
       algorithms: readAlgorithms(config.OIDC_ALGORITHMS),
       clockSkewSeconds: config.OIDC_CLOCK_SKEW_SECONDS,
+      maxLifetimeSeconds: config.OIDC_MAX_TOKEN_LIFETIME_SECONDS,
       memory: config.OIDC_TOKEN_MEMORY,
       rules: {
-        accountClaim: config.OIDC_ACCOUNT_CLAIM,
+        accountClaims: parseClaimList(config.OIDC_ACCOUNT_CLAIM),
         roleClaim: config.OIDC_ROLE_CLAIM,
         roleMap: parseRoleMap(config.OIDC_ROLE_MAP),
         facilityClaim: config.OIDC_FACILITY_CLAIM,

@@ -120,13 +120,15 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
    * The details (error texts naming directories, hosts, files) only for an admin token without a
    * facility, the operator's: any other request, a bad token included, gets the status alone, so
    * the route tells nothing about a token either (it is outside the authenticated scope, with no
-   * throttle of failures, and needs none: every answer but an admin's is the same).
+   * throttle of failures, and needs none: every answer but an admin's is the same). A blocked
+   * account is refused here as everywhere.
    */
   function detailsAllowed(authorization: string | undefined): boolean {
     const token = /^bearer +(\S+)$/i.exec(authorization ?? '')?.[1]
     if (token === undefined) return false
     const result = fastify.tokens.check(token)
-    return result.ok && result.principal.role === 'admin' && result.principal.facility === null
+    if (!result.ok || result.principal.role !== 'admin' || result.principal.facility !== null) return false
+    return !fastify.repos.blockedAccounts.isBlocked(result.principal.account)
   }
 
   function backupHealth(): { backups?: Static<typeof BackupHealth> } {

@@ -6,7 +6,7 @@ import { propertyRuns } from '../property-runs.js'
 
 const MAP = parseRoleMap('ward-nurse=write, ward-viewer=read,ward-admin=admin')
 const RULES: ClaimRules = {
-  accountClaim: 'preferred_username',
+  accountClaims: ['preferred_username'],
   roleClaim: 'realm_access.roles',
   roleMap: MAP,
   facilityClaim: 'facility',
@@ -137,4 +137,34 @@ test('the role map is read strictly', async (t) => {
   t.throws(() => parseRoleMap('a=root'), /"a=root" is not name=read\|write\|admin/)
   t.throws(() => parseRoleMap('=read'), /is not name=/)
   t.throws(() => parseRoleMap('a=read,a=admin'), /mapped to both read and admin/)
+})
+
+test('account claims tried in order (upn,oid): the first the token has decides', async (t) => {
+  const rules: ClaimRules = { ...RULES, accountClaims: ['upn', 'oid'] }
+  const granted = { realm_access: { roles: ['ward-nurse'] }, facility: 'A' }
+  const names = fc.record({
+    upn: maybe(fc.oneof({ arbitrary: fc.string({ minLength: 1 }), weight: 3 }, claimValue)),
+    oid: maybe(fc.oneof({ arbitrary: fc.uuid(), weight: 3 }, claimValue)),
+  })
+  t.doesNotThrow(() =>
+    fc.assert(
+      fc.property(names, (raw) => {
+        const claims = strip({ ...granted, ...raw }) as Record<string, unknown>
+        const decider = ['upn', 'oid'].find((name) => claims[name] !== undefined)
+        const expected = decider === undefined ? undefined : expectedSingle(claims[decider])
+        const outcome = principalFromClaims(claims, rules)
+        if (expected === undefined) return !outcome.ok && /`upn` or `oid`/.test(outcome.refusal.message)
+        return outcome.ok && outcome.principal.account === expected
+      }),
+      { numRuns: propertyRuns(500) },
+    ),
+  )
+  const account = (claims: object) => {
+    const outcome = principalFromClaims({ ...granted, ...claims }, rules)
+    return outcome.ok ? outcome.principal.account : outcome.refusal.claim
+  }
+  t.equal(account({ oid: 'app-guid' }), 'app-guid', 'an app-only token (no upn): its oid')
+  t.equal(account({ upn: 'ann@hospital.example', oid: 'user-guid' }), 'ann@hospital.example', 'a person: the upn')
+  t.equal(account({ upn: ['a', 'b'], oid: 'user-guid' }), 'upn', 'an unreadable upn is refused, never passed over')
+  t.equal(account({}), 'upn,oid', 'none: refused naming both')
 })

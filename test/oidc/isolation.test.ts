@@ -67,7 +67,7 @@ t.test('a provider token of facility A reaches nothing of B, through every route
   const reads = app.db
     .prepare('SELECT account, token_id, facility FROM read_log WHERE record_id = ?')
     .all(ids['ward-occupants']?.A)
-  t.match(reads, [{ account: 'ann', token_id: 'oidc:ann', facility: 'A' }])
+  t.same(reads, [{ account: 'oidc:ann', token_id: 'oidc:ann', facility: 'A' }])
 })
 
 t.test('the live feed: a ticket of a provider token of A carries its facility', async (t) => {

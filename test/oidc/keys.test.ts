@@ -106,3 +106,43 @@ t.test('OIDC_JWKS_FILE: the keys from a file, the provider never asked', async (
     identityProvider: { keys: 0, failing: { message: /private or symmetric key/ } },
   })
 })
+
+t.test('a key the provider withdraws: tokens it verified are refused from the refresh on', async (t) => {
+  const [withdrawn, kept] = [await newKey('withdrawn'), await newKey('kept')]
+  const first = await startProvider({ keys: [withdrawn, kept] })
+  const { app } = await buildOidcApp(t, first, { OIDC_KEY_COOLDOWN_SECONDS: 0 })
+  const signedWithdrawn = await nurse(first)
+  const signedKept = await first.sign(
+    { sub: 'bob', realm_access: { roles: ['ward-nurse'] }, facility: 'A' },
+    { key: kept },
+  )
+  for (const token of [signedWithdrawn, signedKept])
+    t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(token) })).statusCode, 200, 'remembered')
+  t.ok(app.providerTokens?.session('oidc:ann'), "ann's session")
+  await first.close()
+  // The provider drops the key (compromised) and signs with a new one: the first token of the new
+  // key names a kid not held, which fetches the set again.
+  const rotated = await newKey('rotated')
+  const second = await startProvider({ port: first.port, keys: [rotated, kept] })
+  t.teardown(() => second.close())
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(await nurse(second, 'cy')) })).statusCode, 200)
+  const refused = await app.inject({ url: '/ward-occupants', headers: bearer(signedWithdrawn) })
+  t.equal(refused.statusCode, 401, 'the remembered token of the withdrawn key is verified again, and refused')
+  t.match(refused.json(), { code: 'TOKEN_REJECTED', message: /no provider key matches its 'kid'/ })
+  t.equal(app.providerTokens?.session('oidc:ann'), undefined, 'its session (tickets, open streams) ends too')
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(signedKept) })).statusCode, 200, 'kept key')
+})
+
+t.test('a kid published again with other key material: what the old key verified is refused', async (t) => {
+  const original = await newKey('key-1')
+  const first = await startProvider({ keys: [original] })
+  const { app } = await buildOidcApp(t, first, { OIDC_KEY_COOLDOWN_SECONDS: 0 })
+  const token = await nurse(first)
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(token) })).statusCode, 200)
+  await first.close()
+  const second = await startProvider({ port: first.port, keys: [await newKey('key-1')] })
+  t.teardown(() => second.close())
+  await app.providerTokens?.refreshKeys()
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(token) })).statusCode, 401, 'same kid, new key')
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(await nurse(second, 'bob')) })).statusCode, 200)
+})

@@ -10,6 +10,25 @@ import { newKey, publicJwk, startProvider } from './provider.js'
 // Verified tokens are remembered until they expire, never past: the clock is passed in, so the
 // expiry is tested without waiting for it.
 
+/** The verifier as the plugin makes it, over these keys, remembering `memory` tokens. */
+function tokensOf(keys: ProviderKeys, issuer: string, memory: number) {
+  return createProviderTokens(keys, {
+    issuer,
+    audience: 'api://ward',
+    algorithms: ['RS256'],
+    clockSkewSeconds: 30,
+    maxLifetimeSeconds: 86_400,
+    memory,
+    rules: {
+      accountClaims: ['sub'],
+      roleClaim: 'roles',
+      roleMap: parseRoleMap('nurse=write'),
+      facilityClaim: 'facility',
+      allowUnbound: false,
+    },
+  })
+}
+
 t.test('a remembered token is refused once it expires; the memory is bounded', async (t) => {
   const provider = await startProvider({ keys: [await newKey('k')] })
   await provider.close()
@@ -18,29 +37,19 @@ t.test('a remembered token is refused once it expires; the memory is bounded', a
   const keys = new ProviderKeys({ issuer: provider.issuer, file })
   await keys.refresh()
   let lookups = 0
-  const counting = Object.assign(Object.create(keys), {
-    getKey: (...args: Parameters<ProviderKeys['getKey']>) => {
-      lookups++
-      return keys.getKey(...args)
-    },
-  }) as ProviderKeys
-  const tokens = createProviderTokens(counting, {
-    issuer: provider.issuer,
-    audience: 'api://ward',
-    algorithms: ['RS256'],
-    clockSkewSeconds: 30,
-    memory: 2,
-    rules: {
-      accountClaim: 'sub',
-      roleClaim: 'roles',
-      roleMap: parseRoleMap('nurse=write'),
-      facilityClaim: 'facility',
-      allowUnbound: false,
-    },
-  })
+  const keyFor = keys.keyFor.bind(keys)
+  keys.keyFor = (...args) => {
+    lookups++
+    return keyFor(...args)
+  }
+  const tokens = tokensOf(keys, provider.issuer, 2)
   const now = Date.now()
   const token = await provider.sign({ sub: 'ann', roles: ['nurse'], facility: 'A', exp: Math.floor(now / 1000) + 60 })
-  t.match(await tokens.check(token, now), { ok: true, principal: { account: 'ann', tokenId: 'oidc:ann' } })
+  t.same(await tokens.check(token, now), {
+    ok: true,
+    principal: { account: 'oidc:ann', tokenId: 'oidc:ann', role: 'write', facility: 'A' },
+    expiresAt: (Math.floor(now / 1000) + 60) * 1000,
+  })
   t.match(await tokens.check(token, now + 1000), { ok: true })
   t.equal(lookups, 1, 'the second check is answered from memory')
   t.match(tokens.session('oidc:ann', now), { expiresAt: (Math.floor(now / 1000) + 60) * 1000 })
@@ -54,4 +63,24 @@ t.test('a remembered token is refused once it expires; the memory is bounded', a
   const before = lookups
   await tokens.check(token, now)
   t.equal(lookups, before + 1, 'evicted, verified again')
+})
+
+t.test('keys past their age are fetched again on a remembered token too: a withdrawn key stops counting', async (t) => {
+  const [withdrawn, kept] = [await newKey('withdrawn'), await newKey('kept')]
+  const provider = await startProvider({ keys: [withdrawn, kept] })
+  await provider.close()
+  const file = join(mkdtempSync(join(tmpdir(), 'memory-')), 'jwks.json')
+  writeFileSync(file, JSON.stringify({ keys: provider.keys.map(publicJwk) }))
+  // Every key set is past its age at once: the next token asks for it again, in the background.
+  const keys = new ProviderKeys({ issuer: provider.issuer, file, maxAgeMs: 0, cooldownMs: 0 })
+  await keys.refresh()
+  const tokens = tokensOf(keys, provider.issuer, 10)
+  const token = await provider.sign({ sub: 'ann', roles: ['nurse'], facility: 'A' }, { key: withdrawn })
+  t.match(await tokens.check(token), { ok: true })
+  writeFileSync(file, JSON.stringify({ keys: [publicJwk(kept)] }))
+  // The check that finds the keys old starts the read; one of the next ones sees its result.
+  let checks = 0
+  for (const end = Date.now() + 10_000; Date.now() < end && (await tokens.check(token)).ok; checks++)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  t.match(await tokens.check(token), { ok: false, status: 401, message: /kid/ }, `refused after ${checks} checks`)
 })

@@ -38,17 +38,17 @@ test("provider admins of the message's facility are told of a parked message; no
   t.same(await notes(people.bobAdminB), [], 'the admin of B is not')
   t.same(await notes(people.ninaNurseA), [], 'a nurse of A is not')
   const [told] = await notes(admin)
-  t.same(told?.to, ['ann', 'svc-admin', 'una'], 'addressed to the admins of A and of every facility only')
+  t.same(told?.to, ['oidc:ann', 'oidc:una', 'svc-admin'], 'addressed to the admins of A and of every facility only')
 
   // Seen again with another role or facility: the next message follows what the tokens say now.
   const annNurse = await personToken(provider, 'ann', ['ward-nurse'], 'A')
   const bobAdminA = await personToken(provider, 'bob', ['ward-admin'], 'A')
   await notes(annNurse)
   await notes(bobAdminA)
-  app.repos.blockedAccounts.block('una', 'left')
+  app.repos.blockedAccounts.block('oidc:una', 'left')
   await park('P2', 'A')
-  const p2 = (await notes(admin)).find((n) => n.to !== undefined && !n.to.includes('ann'))
-  t.same(p2?.to, ['bob', 'svc-admin'], 'ann is a nurse now, bob moved to A, una is blocked')
+  const p2 = (await notes(admin)).find((n) => n.to !== undefined && !n.to.includes('oidc:ann'))
+  t.same(p2?.to, ['oidc:bob', 'svc-admin'], 'ann is a nurse now, bob moved to A, una is blocked')
   t.equal((await notes(bobAdminA)).length, 1, 'bob, now of A, gets the second only')
   t.equal((await notes(annNurse)).length, 1, 'ann keeps the one she got as an admin, not the next')
 

@@ -11,7 +11,12 @@ const base = {
 
 t.test('a complete setting is read', async (t) => {
   const config = loadConfig({ ...base, OIDC_ALLOW_UNBOUND: 'true', OIDC_CLOCK_SKEW_SECONDS: '10' })
-  t.match(config, { OIDC_ALLOW_UNBOUND: true, OIDC_CLOCK_SKEW_SECONDS: 10, OIDC_ALGORITHMS: 'RS256,PS256,ES256' })
+  t.match(config, {
+    OIDC_ALLOW_UNBOUND: true,
+    OIDC_CLOCK_SKEW_SECONDS: 10,
+    OIDC_ALGORITHMS: 'RS256,PS256,ES256',
+    OIDC_MAX_TOKEN_LIFETIME_SECONDS: 86_400,
+  })
   t.equal(loadConfig({}).OIDC_ISSUER, '', 'off by default')
   for (const issuer of ['http://127.0.0.1:8080', 'http://localhost:8080/realms/ward', 'http://[::1]:8080'])
     t.equal(loadConfig({ ...base, OIDC_ISSUER: issuer }).OIDC_ISSUER, issuer, `plain http on this machine: ${issuer}`)
@@ -34,6 +39,9 @@ t.test('refused settings', async (t) => {
     [{ ...base, OIDC_BOARD_CLIENT_ID: 'ward-api' }, /OIDC_BOARD_CLIENT_ID="ward-api": must not be OIDC_AUDIENCE/],
     [{ OIDC_AUDIENCE: 'ward-api' }, /OIDC_AUDIENCE="ward-api": is only read with OIDC_ISSUER set/],
     [{ ...base, OIDC_CLOCK_SKEW_SECONDS: '3600' }, /OIDC_CLOCK_SKEW_SECONDS/],
+    [{ ...base, OIDC_MAX_TOKEN_LIFETIME_SECONDS: '0' }, /OIDC_MAX_TOKEN_LIFETIME_SECONDS/],
+    [{ ...base, OIDC_KEY_MAX_AGE_SECONDS: '10' }, /OIDC_KEY_MAX_AGE_SECONDS/],
+    [{ ...base, OIDC_ACCOUNT_CLAIM: ' , ' }, /OIDC_ACCOUNT_CLAIM=" , ": names no claim/],
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), ConfigError)

@@ -43,14 +43,18 @@ t.test('a client-credentials token from the provider, per role', async (t) => {
     payload: occupant(2),
   })
   t.equal(created.statusCode, 200, created.body)
-  t.match(created.json(), { createdBy: SCRIPT_CLIENT.id, facility: 'A' }, 'createdBy is the account claim (sub)')
+  t.match(
+    created.json(),
+    { createdBy: `oidc:${SCRIPT_CLIENT.id}`, facility: 'A' },
+    'createdBy is oidc: and the account claim (sub)',
+  )
   t.equal((await app.inject({ url: '/audit', headers: bearer(nurse) })).statusCode, 403, 'write is not admin')
 
   const both = await scriptToken(provider, ['ward-viewer', 'ward-admin', 'ward-nurse'], 'A')
   const audit = await app.inject({ url: '/audit', headers: bearer(both) })
   t.equal(audit.statusCode, 200, 'several provider roles: the highest wins')
   t.ok(
-    audit.json().entries.some((e: { account: string }) => e.account === SCRIPT_CLIENT.id),
+    audit.json().entries.some((e: { account: string }) => e.account === `oidc:${SCRIPT_CLIENT.id}`),
     'the audit names the provider account',
   )
 })
@@ -61,11 +65,39 @@ t.test('the account comes from OIDC_ACCOUNT_CLAIM', async (t) => {
   const token = await personToken(provider, 'uuid-1', ['ward-nurse'], 'A', { preferred_username: 'ann.nurse' })
   const res = await app.inject({ method: 'POST', url: '/ward-occupants', headers: bearer(token), payload: occupant(3) })
   t.equal(res.statusCode, 200, res.body)
-  t.equal(res.json().createdBy, 'ann.nurse')
+  t.equal(res.json().createdBy, 'oidc:ann.nurse')
   const none = await personToken(provider, 'uuid-2', ['ward-nurse'], 'A')
   const refused = await app.inject({ url: '/ward-occupants', headers: bearer(none) })
   t.equal(refused.statusCode, 403)
   t.match(refused.json().message, /preferred_username/)
+})
+
+t.test('OIDC_ACCOUNT_CLAIM=upn,oid: an app-only token without upn is its oid (Entra ID)', async (t) => {
+  const provider = await startTestProvider(t)
+  const { app } = await buildOidcApp(t, provider, { OIDC_ACCOUNT_CLAIM: 'upn, oid' })
+  // The client-credentials grant, as a script gets it: no upn, the app's object id in oid.
+  provider.claims.set(SCRIPT_CLIENT.id, { realm_access: { roles: ['ward-nurse'] }, facility: 'A', oid: 'app-guid-1' })
+  const script = await provider.clientCredentials()
+  const created = await app.inject({
+    method: 'POST',
+    url: '/ward-occupants',
+    headers: bearer(script),
+    payload: occupant(5),
+  })
+  t.equal(created.statusCode, 200, created.body)
+  t.equal(created.json().createdBy, 'oidc:app-guid-1')
+  const person = await personToken(provider, 'uuid-3', ['ward-nurse'], 'A', { upn: 'ann@hospital.example', oid: 'g2' })
+  const byPerson = await app.inject({
+    method: 'POST',
+    url: '/ward-occupants',
+    headers: bearer(person),
+    payload: occupant(6),
+  })
+  t.equal(byPerson.json().createdBy, 'oidc:ann@hospital.example', 'a person: the upn first')
+  const neither = await personToken(provider, 'uuid-4', ['ward-nurse'], 'A')
+  const refused = await app.inject({ url: '/ward-occupants', headers: bearer(neither) })
+  t.equal(refused.statusCode, 403)
+  t.match(refused.json(), { code: 'CLAIM_REFUSED', message: /`upn` or `oid`/ })
 })
 
 /** Tokens no check may let through, each made the way an attacker or a misconfiguration would. */
@@ -93,6 +125,14 @@ async function badTokens(provider: TestProvider): Promise<[string, string, RegEx
       /aud/,
     ],
     ['without exp', await provider.sign({ ...good, exp: undefined }), /exp/],
+    ['valid for ten years', await provider.sign({ ...good, exp: now + 10 * 365 * 86_400 }), /longer than this/],
+    [
+      'valid for ten years, without iat',
+      await provider.sign({ ...good, iat: undefined, exp: now + 10 * 365 * 86_400 }),
+      /longer than this/,
+    ],
+    ['issued a year ahead', await provider.sign({ ...good, iat: now + 365 * 86_400, exp: now + 300 }), /iat.*future/],
+    ['issued past the clock skew ahead', await provider.sign({ ...good, iat: now + 120 }), /iat.*future/],
     [
       'alg none',
       `${b64({ alg: 'none', kid: key.kid })}.${b64({ ...good, iss: provider.issuer, aud: 'api://ward', exp: now + 300 })}.`,
@@ -130,6 +170,22 @@ t.test('refused provider tokens: 401 with WWW-Authenticate: Bearer, and a reason
   // The same good token is accepted, so the refusals above are the checks', not a broken setup.
   const good = await personToken(provider, 'ann', ['ward-admin'], 'A')
   t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(good) })).statusCode, 200)
+})
+
+t.test('OIDC_MAX_TOKEN_LIFETIME_SECONDS: the longest lifetime accepted; iat within the clock skew', async (t) => {
+  const provider = await startTestProvider(t)
+  const { app } = await buildOidcApp(t, provider, { OIDC_MAX_TOKEN_LIFETIME_SECONDS: 3600 })
+  const now = Math.floor(Date.now() / 1000)
+  const claims = { realm_access: { roles: ['ward-nurse'] }, facility: 'A' }
+  const status = async (sub: string, times: Record<string, unknown>) =>
+    (await app.inject({ url: '/ward-occupants', headers: bearer(await provider.sign({ sub, ...claims, ...times })) }))
+      .statusCode
+  t.equal(await status('a', { iat: now, exp: now + 3600 }), 200, 'exactly the cap')
+  t.equal(await status('b', { iat: now, exp: now + 3601 }), 401, 'a second more')
+  t.equal(await status('c', { iat: now - 7000, exp: now + 60 }), 401, 'issued for two hours, whatever is left')
+  t.equal(await status('d', { iat: undefined, exp: now + 3600 }), 200, 'without iat: exp - now')
+  t.equal(await status('e', { iat: undefined, exp: now + 7200 }), 401, 'without iat, past the cap')
+  t.equal(await status('f', { iat: now + 20, exp: now + 320 }), 200, 'iat ahead within the clock skew (30 s)')
 })
 
 t.test('claims that give no role, or no facility, are a 403 naming the claim', async (t) => {

@@ -26,7 +26,14 @@ function nonAdmins(app: TestApp, tokens: TestTokens): Record<string, Record<stri
     'a malformed header': { authorization: 'Bearer' },
     'another scheme': { authorization: `Basic ${tokens.admin}` },
     'a revoked admin token': bearer(revokedAdmin(app)),
+    "a blocked account's admin token": bearer(blockedAdmin(app)),
   }
+}
+
+function blockedAdmin(app: TestApp): string {
+  const { token } = app.tokens.create({ account: 'blocked-admin', role: 'admin', facility: null, label: null })
+  app.repos.blockedAccounts.block('blocked-admin', 'left')
+  return token
 }
 
 function revokedAdmin(app: TestApp): string {

@@ -1,0 +1,62 @@
+import { join } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import t from 'tap'
+import { loadMigrations, migrate } from '../../db/migrations.js'
+import { bearer, buildOidcApp, personToken, startTestProvider } from './setup.js'
+
+// The migration that gives provider accounts their namespace (oidc:<claim value>): what a database
+// of the version before holds under the bare names keeps its effect, and nothing more.
+
+/** A database as the version before left it: provider accounts under their bare claim values. */
+function before(path: string): void {
+  const old = new BetterSqlite3(path)
+  migrate(
+    old,
+    loadMigrations().filter((m) => m.version <= 16),
+  )
+  old.prepare("INSERT INTO provider_admins (account, facility, recorded_at) VALUES ('ann', 'A', 1)").run()
+  old.prepare("INSERT INTO blocked_accounts (account, blocked_at, reason) VALUES ('leaver', 2, 'left')").run()
+  old
+    .prepare(
+      `INSERT INTO tokens (id, secret_hash, account, role, facility, label, created_at)
+       VALUES ('0123456789abcdef01234567', x'00', 'OIDC:ann', 'admin', NULL, NULL, 3)`,
+    )
+    .run()
+  old.close()
+}
+
+t.test(
+  'provider admins move to oidc:, blocks hold for both kinds, a service token in the namespace is revoked',
+  async (t) => {
+    const provider = await startTestProvider(t)
+    const path = join(t.testdir(), 'ward.db')
+    before(path)
+    const { app } = await buildOidcApp(t, provider, { DATABASE_PATH: path })
+    t.same(app.db.prepare('SELECT account, facility FROM provider_admins').all(), [
+      { account: 'oidc:ann', facility: 'A' },
+    ])
+    t.same(
+      app.db.prepare('SELECT account, blocked_at, reason FROM blocked_accounts ORDER BY account').all(),
+      [
+        { account: 'leaver', blocked_at: 2, reason: 'left' },
+        { account: 'oidc:leaver', blocked_at: 2, reason: 'left' },
+      ],
+      'the block of a bare name now names both accounts it refused before',
+    )
+    const [revoked] = app.tokens.list()
+    t.match(revoked, { account: 'OIDC:ann' })
+    t.not(revoked?.revokedAt ?? null, null, 'a service token that would pass for a provider person is revoked')
+
+    const leaver = await personToken(provider, 'leaver', ['ward-nurse'], 'A')
+    const res = await app.inject({ url: '/ward-occupants', headers: bearer(leaver) })
+    t.equal(res.statusCode, 401, 'the provider person blocked before is still refused')
+    t.match(res.json(), { code: 'ACCOUNT_BLOCKED', message: /oidc:leaver/ })
+    const ann = await personToken(provider, 'ann', ['ward-admin'], 'A')
+    t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(ann) })).statusCode, 200)
+    t.same(
+      app.db.prepare('SELECT account, facility FROM provider_admins').all(),
+      [{ account: 'oidc:ann', facility: 'A' }],
+      'seen again: the same row, no second one under another name',
+    )
+  },
+)
