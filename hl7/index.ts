@@ -10,6 +10,7 @@ import { parseAddressList, parseSenders } from '../lib/hl7-network.js'
 import { createAnswerer, refusal } from './answer.js'
 import { createListener } from './listener.js'
 import { settingsAtReceipt } from './reading-settings.js'
+import { RefusalLog } from './refusals.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -30,7 +31,8 @@ export interface Hl7Feed {
 export interface Hl7Connections {
   open: number
   max: number
-  refused: { full: number; address: number }
+  /** Connections closed unread (full, address), and messages of senders not allowed (sender). */
+  refused: { full: number; address: number; sender: number }
 }
 
 const DAY_MS = 86_400_000
@@ -95,6 +97,7 @@ export default fp<{ config: Config }>(
       const addresses = parseAddressList(config.HL7_ALLOWED_ADDRESSES)
       // Both checked at start (lib/hl7-settings.ts): a problem cannot reach here.
       const senders = parseSenders(config.HL7_ALLOWED_SENDERS)
+      const senderRefusals = new RefusalLog(fastify.log)
       const listener = createListener({
         host: config.HL7_HOST,
         port: config.HL7_PORT,
@@ -108,11 +111,15 @@ export default fp<{ config: Config }>(
           log: messages,
           settings,
           senders: 'rules' in senders ? senders.rules : new Map(),
+          refusals: senderRefusals,
           logger: fastify.log,
         }),
         refuse: (reason, head) => refusal(reason, head, config.HL7_MAX_MESSAGE_BYTES),
       })
-      feed.connections = () => listener.connections()
+      feed.connections = () => {
+        const { refused, ...open } = listener.connections()
+        return { ...open, refused: { ...refused, sender: senderRefusals.counts.sender } }
+      }
       // Once the whole app is ready: no message is taken by a service that might still fail to start.
       fastify.addHook('onReady', async function listen() {
         feed.port = await listener.start()

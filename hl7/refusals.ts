@@ -2,11 +2,13 @@ import type { FastifyBaseLogger } from 'fastify'
 
 /**
  * Connections the listener closed without reading from them: over HL7_MAX_CONNECTIONS (`full`) or
- * from an address not in HL7_ALLOWED_ADDRESSES (`address`). Each is counted; each address is
- * logged once a minute at most, so a client retrying in a loop (or a flood) writes a line a minute,
- * not one a try, and the line says how many were refused since.
+ * from an address not in HL7_ALLOWED_ADDRESSES (`address`); and messages answered AR because their
+ * sender is not in HL7_ALLOWED_SENDERS (`sender`), which are kept nowhere else (not in the message
+ * log). Each is counted; each address is logged once a minute at most, so a client retrying in a
+ * loop (or a flood) writes a line a minute, not one a try, and the line says how many were refused
+ * since.
  */
-export type RefusalReason = 'full' | 'address'
+export type RefusalReason = 'full' | 'address' | 'sender'
 
 const LOG_EVERY_MS = 60_000
 /** Addresses remembered for that; past it the memory starts over (a flood of many addresses logs at most this many lines a minute). */
@@ -15,15 +17,17 @@ const MAX_ADDRESSES = 1024
 const MESSAGES: Record<RefusalReason, string> = {
   full: 'HL7: a connection beyond HL7_MAX_CONNECTIONS was closed before anything was read',
   address: 'HL7: a client not in HL7_ALLOWED_ADDRESSES was refused',
+  sender: 'HL7: a message from a sender not allowed by HL7_ALLOWED_SENDERS was answered AR and not logged',
 }
 
 export class RefusalLog {
-  readonly counts: Record<RefusalReason, number> = { full: 0, address: 0 }
+  readonly counts: Record<RefusalReason, number> = { full: 0, address: 0, sender: 0 }
   private readonly logged = new Map<string, { at: number; since: number }>()
 
   constructor(private readonly log: FastifyBaseLogger) {}
 
-  note(reason: RefusalReason, address: string, now = Date.now()): void {
+  /** `detail`: what the line adds (for a sender: the MSH-3^MSH-4 claimed, as first seen in the minute). */
+  note(reason: RefusalReason, address: string, detail: Record<string, string> = {}, now = Date.now()): void {
     this.counts[reason]++
     const key = `${reason} ${address}`
     const last = this.logged.get(key)
@@ -33,6 +37,6 @@ export class RefusalLog {
     }
     if (this.logged.size >= MAX_ADDRESSES) this.logged.clear()
     this.logged.set(key, { at: now, since: 0 })
-    this.log.warn({ remote: address, refusedSinceLastLine: last?.since ?? 0 }, MESSAGES[reason])
+    this.log.warn({ remote: address, ...detail, refusedSinceLastLine: last?.since ?? 0 }, MESSAGES[reason])
   }
 }

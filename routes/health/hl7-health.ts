@@ -15,6 +15,10 @@ export const Hl7Health = Type.Object(
           refused: Type.Object({
             full: Type.Integer({ description: 'connections closed unread because HL7_MAX_CONNECTIONS were open' }),
             address: Type.Integer({ description: 'connections refused: not in HL7_ALLOWED_ADDRESSES' }),
+            sender: Type.Integer({
+              description:
+                'messages answered AR, not logged: their MSH-3^MSH-4 not in HL7_ALLOWED_SENDERS (or not from its address)',
+            }),
           }),
         },
         { description: "the listener's connections since the start (details only)" },
