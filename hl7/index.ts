@@ -87,8 +87,8 @@ export default fp<{ config: Config }>(
     }
 
     await fastify.retention.add({
-      name: 'HL7 message texts',
-      prune: (now) => messages.pruneRaw(now - config.HL7_KEEP_DAYS * DAY_MS),
+      name: 'HL7 message details',
+      prune: (now) => messages.prune(now - config.HL7_KEEP_DAYS * DAY_MS),
     })
 
     const feed: Hl7Feed = { messages, port: null, connections: () => null, retry }

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3'
 import type { MessageHeader, WardMessage } from '../../domain/adt-message.js'
 import { Hl7FacilityChangedError, Hl7NotParkedError } from '../../domain/errors.js'
+import { ackWithoutDetails } from '../../domain/hl7-content.js'
 import type { Principal } from '../../domain/principal.js'
 import type { NewNotification } from '../../domain/ward-events.js'
 import { newId } from '../../lib/ids.js'
@@ -78,10 +79,13 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
          AND (:facility IS NULL OR facility = :facility)`,
     )
     .pluck()
-  // Parked messages keep their text: a retry reads it (docs/DECISIONS.md).
-  const clearRaw = db.prepare(
-    `UPDATE hl7_messages SET raw = NULL WHERE id IN (SELECT id FROM hl7_messages
-       WHERE raw IS NOT NULL AND received_at < ? AND status <> 'parked' LIMIT 500)`,
+  // Parked messages keep everything until resolved: a retry reads the text (docs/DECISIONS.md).
+  const due = db.prepare<[number], { id: string; ack: string }>(
+    `SELECT id, ack FROM hl7_messages WHERE pruned_at IS NULL AND received_at < ? AND status <> 'parked' LIMIT 500`,
+  )
+  const forget = db.prepare(
+    `UPDATE hl7_messages SET raw = NULL, encounter = NULL, error = NULL, read_with = NULL, ack = :ack,
+       pruned_at = :now WHERE id = :id`,
   )
   const facilityAdmins = createAdminAudience(db)
   const { writes, adtWard } = opts
@@ -152,6 +156,7 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       control_id_used_by: seen.kind === 'reused' ? seen.usedBy.id : null,
       // Only a parked message is ever read again (its retry).
       read_with: result.status === 'parked' ? input.readWith : null,
+      pruned_at: null,
     }
     insert.run(row)
     if (row.status === 'parked') notifyParked(row)
@@ -203,8 +208,17 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       return { rows: listed.all({ ...where, limit, skip }), total: counted.get(where) ?? 0 }
     },
     parkedCount: (): number => counted.get({ facility: null, status: 'parked' }) ?? 0,
-    /** Clears the raw text of messages received before `before` (at most 500 a call); returns how many. */
-    pruneRaw: (before: number): number => clearRaw.run(before).changes,
+    /**
+     * Forgets the patient of messages received before `before`, but parked ones (at most 500 a
+     * call): their text, encounter, reason and the ACK's details (ackWithoutDetails). The row stays
+     * for exactly-once. Returns how many.
+     */
+    prune(before: number): number {
+      const rows = due.all(before)
+      const now = Date.now()
+      for (const row of rows) forget.run({ id: row.id, ack: ackWithoutDetails(row.ack), now })
+      return rows.length
+    },
   }
 }
 
