@@ -44,6 +44,7 @@ export type WardChange =
 
 export const PARK_CODES = [
   'out-of-order',
+  'other-facility',
   'already-admitted',
   'bed-occupied',
   'not-admitted',
@@ -154,4 +155,35 @@ export function planWardChange(m: WardMessage, state: WardState, transferOnA08: 
       return apply({ op: 'reopen', id: last.id })
     }
   }
+}
+
+/** The facility of each change a plan makes: an admission's place, else the stay it changes. */
+export function facilitiesChanged(plan: WardPlan, state: WardState): (string | null)[] {
+  if (plan.kind === 'park') return []
+  return plan.changes.map((change) =>
+    change.op === 'admit'
+      ? change.location.facility
+      : (state.encounterOccupants.find((o) => o.id === change.id)?.facility ?? null),
+  )
+}
+
+/**
+ * The plan of a message filed under `facility` (listed, notified, authorised there): parked when it
+ * would change a stay anywhere else, so a message naming one ward never discharges, moves or
+ * updates a patient of another, whose admins would not even see it. The reason does not name the
+ * other facility: the admins of this one read it.
+ */
+export function planWithin(
+  m: WardMessage,
+  state: WardState,
+  transferOnA08: boolean,
+  facility: string | null,
+): WardPlan {
+  const plan = planWardChange(m, state, transferOnA08)
+  if (facilitiesChanged(plan, state).every((changed) => changed === facility)) return plan
+  const filed = facility === null ? 'no facility' : `facility ${facility}`
+  return park(
+    'other-facility',
+    `the ${m.event} would change encounter ${m.encounter} outside ${filed}, which the message names or is filed under; nothing was changed`,
+  )
 }

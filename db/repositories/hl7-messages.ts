@@ -106,8 +106,8 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
     })
   }
 
-  function applyWard(header: MessageHeader, message: WardMessage) {
-    const { plan, facility } = adtWard.apply(senderPrincipal(header), message)
+  function applyWard(header: MessageHeader, message: WardMessage, filedUnder?: string | null) {
+    const { plan, facility } = adtWard.apply(senderPrincipal(header), message, filedUnder)
     if (plan.kind === 'park')
       return { result: outcome('parked', { error: plan.reason, parkCode: plan.code }), facility }
     return { result: outcome('applied'), facility }
@@ -173,11 +173,14 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
 
   function retry(id: string, message: WardMessage, header: MessageHeader, by: string, now: number): Hl7MessageRow {
     const row = parked(id)
-    // Applied only to the facility it was parked (listed, notified, authorised) under. Filed under
-    // none, only an admin bound to no facility could see it, and it may go where its encounter is.
+    // Applied only to the facility it was parked (listed, notified, authorised) under: it must still
+    // concern it (else even its reason could name another) and change nothing elsewhere. Filed
+    // under none, only an admin bound to no facility could see it: it goes where its encounter is.
     const concerned = adtWard.facilityOf(message)
     if (row.facility !== null && concerned !== row.facility) throw new Hl7FacilityChangedError(id, row.facility)
-    const { result } = applyWard(header, message)
+    const { result } = applyWard(header, message, row.facility)
+    if (row.facility !== null && result.parkCode === 'other-facility')
+      throw new Hl7FacilityChangedError(id, row.facility)
     const resolved = result.status === 'applied'
     resolve.run({
       id,
