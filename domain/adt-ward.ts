@@ -180,8 +180,13 @@ export function planWithin(
   facility: string | null,
 ): WardPlan {
   const plan = planWardChange(m, state, transferOnA08)
-  if (facilitiesChanged(plan, state).every((changed) => changed === facility)) return plan
   const filed = facility === null ? 'no facility' : `facility ${facility}`
+  if (plan.kind === 'park') {
+    // Its reason may name a bed of the encounter's stay elsewhere (already in bed 4 of B).
+    if (state.encounterOccupants.every((o) => o.facility === facility)) return plan
+    return park(plan.code, `encounter ${m.encounter} (${plan.code}): it has a stay outside ${filed}, not named here`)
+  }
+  if (facilitiesChanged(plan, state).every((changed) => changed === facility)) return plan
   return park(
     'other-facility',
     `the ${m.event} would change encounter ${m.encounter} outside ${filed}, which the message names or is filed under; nothing was changed`,

@@ -58,6 +58,11 @@ test('at receipt: a message naming ward A never changes a stay in ward B; it is 
     t.equal(ack.code, 'AA', `${what}: understood`)
     t.match(ack.text, /^parked: the A\d\d would change encounter E1 outside facility A/, what)
   }
+  // Parked for another reason, the reason would name B's bed: it does not.
+  t.match(await send({ event: 'A01', control: 'D6', encounter: 'E1', bed: 'B9', facility: 'A', at: '202601051100' }), {
+    code: 'AA',
+    text: /^parked: encounter E1 \(already-admitted\): it has a stay outside facility A, not named here$/,
+  })
   t.same(await active(app, tokens.admin), ['B/E1'], "B's patient is where it was")
   t.same(
     (await occupants(app, adminB)).map((o) => [o.encounter, o.provider, o.dischargedAt]),
@@ -67,17 +72,20 @@ test('at receipt: a message naming ward A never changes a stay in ward B; it is 
   const seenByA = await listed(app, tokens.adminA)
   t.same(
     seenByA.map((m) => [m.controlId, m.facility, m.parkCode]),
-    cases.map(([f]) => [f.control, 'A', 'other-facility']).reverse(),
+    [['D6', 'A', 'already-admitted'], ...cases.map(([f]) => [f.control, 'A', 'other-facility']).reverse()],
     "listed to A's admin, filed under A",
   )
   t.notOk(
     seenByA.some((m) => /\bB\b/.test(m.error)),
     "the reason does not name B to A's admin",
   )
-  for (const { id } of seenByA) {
+  for (const { id, controlId } of seenByA) {
     const res = await app.inject({ method: 'POST', url: `/hl7/messages/${id}/retry`, headers: bearer(tokens.adminA) })
     t.equal(res.statusCode, 409)
-    t.equal(res.json().code, 'HL7_FACILITY_CHANGED', "a retry by A's admin cannot land it in B either")
+    // D6 would change nothing (already admitted): still parked, its reason again without B.
+    const code = controlId === 'D6' ? 'HL7_STILL_PARKED' : 'HL7_FACILITY_CHANGED'
+    t.equal(res.json().code, code, `${controlId}: a retry by A's admin cannot land it in B either`)
+    t.notMatch(res.json().message, /\bB\d?\b/, 'nor names B')
   }
   t.same(await active(app, tokens.admin), ['B/E1'])
 })
