@@ -80,7 +80,7 @@ export function createAnswerer(opts: AnswerOptions) {
       const claimed = claimedSender(message, reading)
       const refused = senderRefusal(claimed, opts.senders, remote)
       if (refused !== null) {
-        opts.refusals.note('sender', remote, { sender: `${forLog(claimed.app)}^${forLog(claimed.facility)}` })
+        opts.refusals.note('sender', remote, `claimed MSH-3^MSH-4 ${forLog(claimed.app)}^${forLog(claimed.facility)}`)
         return ackFor(message, 'AR', refused, { field: 'MSH-3', code: 207, text: refused })
       }
       const text = message.toString()

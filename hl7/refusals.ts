@@ -26,8 +26,8 @@ export class RefusalLog {
 
   constructor(private readonly log: FastifyBaseLogger) {}
 
-  /** `detail`: what the line adds (for a sender: the MSH-3^MSH-4 claimed, as first seen in the minute). */
-  note(reason: RefusalReason, address: string, detail: Record<string, string> = {}, now = Date.now()): void {
+  /** `why`: what more can be said (a refused sender: the MSH-3^MSH-4 it claimed, as first seen in the minute). */
+  note(reason: RefusalReason, address: string, why?: string, now = Date.now()): void {
     this.counts[reason]++
     const key = `${reason} ${address}`
     const last = this.logged.get(key)
@@ -37,6 +37,6 @@ export class RefusalLog {
     }
     if (this.logged.size >= MAX_ADDRESSES) this.logged.clear()
     this.logged.set(key, { at: now, since: 0 })
-    this.log.warn({ remote: address, ...detail, refusedSinceLastLine: last?.since ?? 0 }, MESSAGES[reason])
+    this.log.warn({ remote: address, why, refusedSinceLastLine: last?.since ?? 0 }, MESSAGES[reason])
   }
 }

@@ -64,7 +64,7 @@ test("a stranger's messages leave no row, only a count and a log line a minute",
   t.notOk((await app.inject('/health')).json().hl7.connections, 'the counts are for the operator only')
   const refusedLines = lines.filter((l) => /HL7_ALLOWED_SENDERS/.test(l.msg))
   t.equal(refusedLines.length, 1, 'one warning for the address within the minute')
-  t.match(refusedLines[0], { level: 40, remote: '127.0.0.1', sender: /^ROGUEX{59}\.\.\.\^GENERAL$/ })
+  t.match(refusedLines[0], { level: 40, remote: '127.0.0.1', why: /^claimed MSH-3\^MSH-4 ROGUEX{59}\.\.\.\^GENERAL$/ })
   t.notOk(
     lines.some((l) => JSON.stringify(l).length > 2000),
     'no log line carries the large fields',
