@@ -565,3 +565,17 @@ SELECT 'oidc:' || account, blocked_at, reason FROM blocked_accounts WHERE true
 ON CONFLICT (account) DO NOTHING;
 UPDATE tokens SET revoked_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE account LIKE 'oidc:%' AND revoked_at IS NULL;
+
+-- migration 18: the ADT log keeps no patient data past HL7_KEEP_DAYS, and no refused sender
+-- After HL7_KEEP_DAYS (a parked message: once resolved) a logged message keeps only what
+-- exactly-once needs: its sender, control id, digest, status and the ACK, whose MSA-3 is cut to
+-- applied / ignored / parked (a parked one named the encounter, bed and occupant). Its text,
+-- encounter and reason are cleared, and `pruned_at` says when; the index finds the rows not yet
+-- pruned, which `raw IS NOT NULL` no longer does (a row whose text went still had the rest).
+-- A message of a sender not in HL7_ALLOWED_SENDERS is no longer logged (its answer is counted):
+-- those logged before go, with the ACK that echoed their header, and so do the control ids they
+-- held in another sender's name.
+ALTER TABLE hl7_messages ADD COLUMN pruned_at INTEGER;
+DROP INDEX hl7_messages_raw_kept;
+CREATE INDEX hl7_messages_unpruned ON hl7_messages (received_at) WHERE pruned_at IS NULL;
+DELETE FROM hl7_messages WHERE status = 'rejected' AND error_field = 'MSH-3' AND raw IS NULL;

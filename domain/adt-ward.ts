@@ -46,6 +46,7 @@ export type WardChange =
 
 export const PARK_CODES = [
   'out-of-order',
+  'other-facility',
   'already-admitted',
   'bed-occupied',
   'not-admitted',
@@ -176,4 +177,40 @@ export function planWardChange(m: WardMessage, state: WardState, transferOnA08: 
       return apply({ op: 'reopen', id: last.id })
     }
   }
+}
+
+/** The facility of each change a plan makes: an admission's place, else the stay it changes. */
+export function facilitiesChanged(plan: WardPlan, state: WardState): (string | null)[] {
+  if (plan.kind === 'park') return []
+  return plan.changes.map((change) =>
+    change.op === 'admit'
+      ? change.location.facility
+      : (state.encounterOccupants.find((o) => o.id === change.id)?.facility ?? null),
+  )
+}
+
+/**
+ * The plan of a message filed under `facility` (listed, notified, authorised there): parked when it
+ * would change a stay anywhere else, so a message naming one ward never discharges, moves or
+ * updates a patient of another, whose admins would not even see it. The reason does not name the
+ * other facility: the admins of this one read it.
+ */
+export function planWithin(
+  m: WardMessage,
+  state: WardState,
+  transferOnA08: boolean,
+  facility: string | null,
+): WardPlan {
+  const plan = planWardChange(m, state, transferOnA08)
+  const filed = facility === null ? 'no facility' : `facility ${facility}`
+  if (plan.kind === 'park') {
+    // Its reason may name a bed of the encounter's stay elsewhere (already in bed 4 of B).
+    if (state.encounterOccupants.every((o) => o.facility === facility)) return plan
+    return park(plan.code, `encounter ${m.encounter} (${plan.code}): it has a stay outside ${filed}, not named here`)
+  }
+  if (facilitiesChanged(plan, state).every((changed) => changed === facility)) return plan
+  return park(
+    'other-facility',
+    `the ${m.event} would change encounter ${m.encounter} outside ${filed}, which the message names or is filed under; nothing was changed`,
+  )
 }

@@ -19,3 +19,23 @@ export function segmentsOf(text: string): string[] {
 export function contentDigest(text: string): string {
   return createHash('sha256').update(segmentsOf(text).join('\r'), 'utf8').digest('hex')
 }
+
+/**
+ * A stored ACK with nothing of the patient left, for the log once HL7_KEEP_DAYS have passed: an AA
+ * keeps of its MSA-3 the word before the colon (`parked: bed B-3 of ward-a is occupied ...` becomes
+ * `parked`, `applied` stays). MSH, MSA-1 and MSA-2 stay, so a resend still gets the same answer
+ * code for the same control id. An AR's texts are the reading's own (a field missing, a control id
+ * used before) and never name a patient: they stay.
+ */
+export function ackWithoutDetails(ack: string): string {
+  const separator = ack.charAt(3)
+  return ack
+    .split('\r')
+    .map((segment) => {
+      const fields = segment.split(separator)
+      if (fields[0] !== 'MSA' || fields[1] !== 'AA' || fields[3] === undefined) return segment
+      fields[3] = fields[3].split(':')[0] as string
+      return fields.join(separator)
+    })
+    .join('\r')
+}

@@ -2,18 +2,21 @@ import type { Hl7Message } from '@medplum/core'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Hl7MessageLog, Outcome } from '../db/repositories/hl7-messages.js'
 import { FAULT_MESSAGES, faultOfError } from '../db/storage-faults.js'
-import { type AdtReading, type AdtSettings, readAdt } from '../domain/adt-message.js'
+import { type AdtReading, type AdtSettings, readAdt, unescapeValue } from '../domain/adt-message.js'
 import { contentDigest } from '../domain/hl7-content.js'
 import { type SenderRules, senderAllowed } from '../lib/hl7-network.js'
 import { ackFor } from './acks.js'
 import { screenDecoding } from './charset.js'
 import { readingSettingsText } from './reading-settings.js'
+import type { RefusalLog } from './refusals.js'
 
 export interface AnswerOptions {
   log: Hl7MessageLog
   settings: AdtSettings
   /** MSH-3^MSH-4 pairs that may send, and from where; empty: any. */
   senders: SenderRules
+  /** Counts the messages of refused senders and logs them, a line a minute per address at most. */
+  refusals: RefusalLog
   logger: FastifyBaseLogger
 }
 
@@ -35,22 +38,32 @@ function ackOf(message: Hl7Message, outcome: Outcome): string {
   }
 }
 
+/** MSH-3 and MSH-4 as the client wrote them (read even when the rest of the header is not). */
+function claimedSender(message: Hl7Message, reading: AdtReading): { app: string; facility: string } {
+  if (reading.header !== null)
+    return { app: reading.header.sendingApplication, facility: reading.header.sendingFacility }
+  const msh = message.getSegment('MSH')
+  const escapeChar = msh?.context.escapeCharacter
+  const read = (field: number) => (msh ? unescapeValue(msh.getComponent(field, 1), escapeChar).trim() : '')
+  return { app: read(3), facility: read(4) }
+}
+
 /**
- * A sender not in HL7_ALLOWED_SENDERS (or not from its address there): the message becomes a
- * rejection of MSH-3. MSH-3/MSH-4 are what the client claims: a filter, not authentication.
+ * Why a sender not in HL7_ALLOWED_SENDERS (or not from its address there) is refused; null: it may
+ * send. MSH-3/MSH-4 are what the client claims: a filter, not authentication.
  */
-function screenSender(reading: AdtReading, senders: SenderRules, remote: string): AdtReading {
-  const header = reading.header
-  if (senders.size === 0 || header === null) return reading
-  const { sendingApplication: app, sendingFacility: facility } = header
-  const pair = `${app}^${facility}`
-  if (senderAllowed(senders, pair, remote)) return reading
-  const who = `sender ${app || '(empty)'} of ${facility || '(empty)'} (MSH-3, MSH-4)`
-  const reason = senders.has(pair)
+function senderRefusal(claimed: { app: string; facility: string }, senders: SenderRules, remote: string) {
+  if (senders.size === 0) return null
+  const pair = `${claimed.app}^${claimed.facility}`
+  if (senderAllowed(senders, pair, remote)) return null
+  const who = `sender ${claimed.app || '(empty)'} of ${claimed.facility || '(empty)'} (MSH-3, MSH-4)`
+  return senders.has(pair)
     ? `${who} may not send from ${remote || 'this address'} (HL7_ALLOWED_SENDERS)`
     : `${who} is not in HL7_ALLOWED_SENDERS`
-  return { kind: 'rejected', header, rejection: { field: 'MSH-3', reason, code: 207 } }
 }
+
+/** What a refused sender claimed, cut short for the log line (MSH-3 may be as long as the frame). */
+const forLog = (text: string) => (text.length > 64 ? `${text.slice(0, 64)}...` : text)
 
 /**
  * Answers one message: AA or AR once its outcome is committed and durable (a resend gets the
@@ -62,13 +75,22 @@ export function createAnswerer(opts: AnswerOptions) {
   return async function answer(message: Hl7Message, remote = ''): Promise<string> {
     const receivedAt = Date.now()
     try {
+      const reading = readAdt(message, opts.settings)
+      // Before the log is asked anything: a stranger's message reserves no control id, is stored
+      // nowhere and learns nothing of the ids another sender used. It is counted and logged only.
+      const claimed = claimedSender(message, reading)
+      const refused = senderRefusal(claimed, opts.senders, remote)
+      if (refused !== null) {
+        opts.refusals.note('sender', remote, `claimed MSH-3^MSH-4 ${forLog(claimed.app)}^${forLog(claimed.facility)}`)
+        return ackFor(message, 'AR', refused, { field: 'MSH-3', code: 207, text: refused })
+      }
       const text = message.toString()
-      const reading = screenDecoding(screenSender(readAdt(message, opts.settings), opts.senders, remote), text)
-      const notKept = reading.kind === 'rejected' && ['MSH-3', 'MSH-18'].includes(reading.rejection.field)
+      const screened = screenDecoding(reading, text)
+      const lost = screened.kind === 'rejected' && screened.rejection.field === 'MSH-18'
       const { row, duplicate } = await opts.log.receive({
-        reading,
-        // A stranger's message is not kept: only that it came; nor is text lost in decoding.
-        raw: notKept ? null : text,
+        reading: screened,
+        // Text lost in decoding is not kept.
+        raw: lost ? null : text,
         digest: contentDigest(text),
         readWith,
         receivedAt,

@@ -12,6 +12,7 @@ import { createAnswerer } from './answer.js'
 import { frameRefusal } from './frame-refusal.js'
 import { createListener } from './listener.js'
 import { settingsAtReceipt } from './reading-settings.js'
+import { RefusalLog } from './refusals.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,7 +35,8 @@ export interface Hl7Connections {
   handshaking: number
   heldBytes: number
   max: number
-  refused: { full: number; address: number; handshake: number }
+  /** Connections closed unread (full, address, handshake), and messages of senders not allowed (sender). */
+  refused: { full: number; address: number; handshake: number; sender: number }
 }
 
 const DAY_MS = 86_400_000
@@ -90,8 +92,8 @@ export default fp<{ config: Config }>(
     }
 
     await fastify.retention.add({
-      name: 'HL7 message texts',
-      prune: (now) => messages.pruneRaw(now - config.HL7_KEEP_DAYS * DAY_MS),
+      name: 'HL7 message details',
+      prune: (now) => messages.prune(now - config.HL7_KEEP_DAYS * DAY_MS),
     })
 
     const feed: Hl7Feed = { messages, port: null, connections: () => null, retry }
@@ -106,6 +108,7 @@ export default fp<{ config: Config }>(
         maxSegments: config.HL7_MAX_SEGMENTS,
         maxFields: config.HL7_MAX_FIELDS,
       }
+      const senderRefusals = new RefusalLog(fastify.log)
       const listener = createListener({
         host: config.HL7_HOST,
         port: config.HL7_PORT,
@@ -130,11 +133,15 @@ export default fp<{ config: Config }>(
           log: messages,
           settings,
           senders: 'rules' in senders ? senders.rules : new Map(),
+          refusals: senderRefusals,
           logger: fastify.log,
         }),
         refuse: (reason, head) => frameRefusal(reason, head, limits),
       })
-      feed.connections = () => listener.connections()
+      feed.connections = () => {
+        const { refused, ...open } = listener.connections()
+        return { ...open, refused: { ...refused, sender: senderRefusals.counts.sender } }
+      }
       // Once the whole app is ready: no message is taken by a service that might still fail to start.
       fastify.addHook('onReady', async function listen() {
         feed.port = await listener.start()

@@ -1,6 +1,13 @@
 import type { Database } from 'better-sqlite3'
 import type { Location, WardMessage } from '../../domain/adt-message.js'
-import { type Occupant, planWardChange, type WardChange, type WardPlan, type WardState } from '../../domain/adt-ward.js'
+import {
+  type Occupant,
+  planWardChange,
+  planWithin,
+  type WardChange,
+  type WardPlan,
+  type WardState,
+} from '../../domain/adt-ward.js'
 import type { Principal } from '../../domain/principal.js'
 import type { WardOccupantRepository } from './ward-occupants.js'
 
@@ -122,13 +129,22 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
   })
 
   /**
-   * The plan, made. Must run inside a write-queue job. The facility in the answer is the one the
-   * message concerns (its location, else the encounter's), for the message log.
+   * The plan, made. Must run inside a write-queue job. `filedUnder`: the facility the message is
+   * filed under, its changes must all land there (parked otherwise); undefined at receipt, where it
+   * is the facility the message concerns (returned, for the log); null for a message filed under
+   * none (a retry), which goes where its encounter is.
    */
-  function apply(actor: Principal, message: WardMessage): { plan: WardPlan; facility: string | null } {
+  function apply(
+    actor: Principal,
+    message: WardMessage,
+    filedUnder?: string | null,
+  ): { plan: WardPlan; facility: string | null } {
     const state = stateOf(message.encounter)
-    const facility = concernedFacility(message, state.encounterOccupants[0])
-    const plan = planWardChange(message, state, opts.transferOnA08)
+    const facility = filedUnder ?? concernedFacility(message, state.encounterOccupants[0])
+    const plan =
+      filedUnder === null
+        ? planWardChange(message, state, opts.transferOnA08)
+        : planWithin(message, state, opts.transferOnA08, facility)
     if (plan.kind === 'park') return { plan, facility }
     try {
       // Inside a transaction better-sqlite3 runs this as a savepoint: all or nothing.
@@ -150,9 +166,12 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
   }
 }
 
-/** The facility a message concerns: its location's, else its encounter's latest stay's, else the one it names. */
+/**
+ * The facility a message concerns: the one it names (PV1-3.4, else HL7_DEFAULT_FACILITY), else its
+ * encounter's latest stay's. Its changes must land there (planWithin).
+ */
 function concernedFacility(message: WardMessage, latestStay: { facility: string | null } | undefined): string | null {
-  return message.location?.facility ?? latestStay?.facility ?? message.facility
+  return message.facility ?? latestStay?.facility ?? null
 }
 
 export type AdtWard = ReturnType<typeof createAdtWard>

@@ -42,6 +42,8 @@ export interface Hl7MessageRow {
   control_id_used_by: string | null
   /** A parked message: the reading settings at receipt (JSON), for its retry. */
   read_with: string | null
+  /** When its patient data went (HL7_KEEP_DAYS): text, encounter, reason, the ACK's details. */
+  pruned_at: number | null
 }
 
 export interface Received {

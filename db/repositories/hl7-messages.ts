@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3'
 import type { MessageHeader, WardMessage } from '../../domain/adt-message.js'
 import { Hl7FacilityChangedError, Hl7NotParkedError } from '../../domain/errors.js'
+import { ackWithoutDetails } from '../../domain/hl7-content.js'
 import type { Principal } from '../../domain/principal.js'
 import type { NewNotification } from '../../domain/ward-events.js'
 import { newId } from '../../lib/ids.js'
@@ -78,10 +79,13 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
          AND (:facility IS NULL OR facility = :facility)`,
     )
     .pluck()
-  // Parked messages keep their text: a retry reads it (docs/DECISIONS.md).
-  const clearRaw = db.prepare(
-    `UPDATE hl7_messages SET raw = NULL WHERE id IN (SELECT id FROM hl7_messages
-       WHERE raw IS NOT NULL AND received_at < ? AND status <> 'parked' LIMIT 500)`,
+  // Parked messages keep everything until resolved: a retry reads the text (docs/DECISIONS.md).
+  const due = db.prepare<[number], { id: string; ack: string }>(
+    `SELECT id, ack FROM hl7_messages WHERE pruned_at IS NULL AND received_at < ? AND status <> 'parked' LIMIT 500`,
+  )
+  const forget = db.prepare(
+    `UPDATE hl7_messages SET raw = NULL, encounter = NULL, error = NULL, read_with = NULL, ack = :ack,
+       pruned_at = :now WHERE id = :id`,
   )
   const facilityAdmins = createAdminAudience(db)
   const { writes, adtWard } = opts
@@ -102,8 +106,8 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
     })
   }
 
-  function applyWard(header: MessageHeader, message: WardMessage) {
-    const { plan, facility } = adtWard.apply(senderPrincipal(header), message)
+  function applyWard(header: MessageHeader, message: WardMessage, filedUnder?: string | null) {
+    const { plan, facility } = adtWard.apply(senderPrincipal(header), message, filedUnder)
     if (plan.kind === 'park')
       return { result: outcome('parked', { error: plan.reason, parkCode: plan.code }), facility }
     return { result: outcome('applied'), facility }
@@ -152,6 +156,7 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       control_id_used_by: seen.kind === 'reused' ? seen.usedBy.id : null,
       // Only a parked message is ever read again (its retry).
       read_with: result.status === 'parked' ? input.readWith : null,
+      pruned_at: null,
     }
     insert.run(row)
     if (row.status === 'parked') notifyParked(row)
@@ -168,11 +173,14 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
 
   function retry(id: string, message: WardMessage, header: MessageHeader, by: string, now: number): Hl7MessageRow {
     const row = parked(id)
-    // Applied only to the facility it was parked (listed, notified, authorised) under. Filed under
-    // none, only an admin bound to no facility could see it, and it may go where its encounter is.
+    // Applied only to the facility it was parked (listed, notified, authorised) under: it must still
+    // concern it (else even its reason could name another) and change nothing elsewhere. Filed
+    // under none, only an admin bound to no facility could see it: it goes where its encounter is.
     const concerned = adtWard.facilityOf(message)
     if (row.facility !== null && concerned !== row.facility) throw new Hl7FacilityChangedError(id, row.facility)
-    const { result } = applyWard(header, message)
+    const { result } = applyWard(header, message, row.facility)
+    if (row.facility !== null && result.parkCode === 'other-facility')
+      throw new Hl7FacilityChangedError(id, row.facility)
     const resolved = result.status === 'applied'
     resolve.run({
       id,
@@ -203,8 +211,17 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       return { rows: listed.all({ ...where, limit, skip }), total: counted.get(where) ?? 0 }
     },
     parkedCount: (): number => counted.get({ facility: null, status: 'parked' }) ?? 0,
-    /** Clears the raw text of messages received before `before` (at most 500 a call); returns how many. */
-    pruneRaw: (before: number): number => clearRaw.run(before).changes,
+    /**
+     * Forgets the patient of messages received before `before`, but parked ones (at most 500 a
+     * call): their text, encounter, reason and the ACK's details (ackWithoutDetails). The row stays
+     * for exactly-once. Returns how many.
+     */
+    prune(before: number): number {
+      const rows = due.all(before)
+      const now = Date.now()
+      for (const row of rows) forget.run({ id: row.id, ack: ackWithoutDetails(row.ack), now })
+      return rows.length
+    },
   }
 }
 

@@ -28,6 +28,10 @@ export const Hl7Health = Type.Object(
               description:
                 'TLS connections closed: the handshake failed or did not finish within HL7_HANDSHAKE_TIMEOUT_MS',
             }),
+            sender: Type.Integer({
+              description:
+                'messages answered AR, not logged: their MSH-3^MSH-4 not in HL7_ALLOWED_SENDERS (or not from its address)',
+            }),
           }),
         },
         { description: "the listener's connections since the start (details only)" },

@@ -68,9 +68,9 @@ t.test('migration 15 keeps every logged message and the one-answer-per-key rule'
   t.same((indexes as string[]).sort(), [
     'hl7_messages_answered',
     'hl7_messages_encounter_applied',
-    'hl7_messages_raw_kept',
     'hl7_messages_refused',
     'hl7_messages_status',
+    'hl7_messages_unpruned',
   ])
 })
 
@@ -86,4 +86,49 @@ t.test('after migration 15, a control id 0.7.x answered gets its stored ACK what
   const fresh = ackOf(await sender.send(adt({ event: 'A01', control: 'NEW-1', encounter: 'E8', bed: 'B8' })))
   t.equal(fresh.code, 'AA')
   t.equal(app.db.prepare('SELECT digest IS NOT NULL FROM hl7_messages WHERE control_id = ?').pluck().get('NEW-1'), 1)
+})
+
+// Migration 18: refused senders' rows go (they held other senders' control ids and echoed ACKs);
+// a row whose text an older version cleared is pruned again, of everything that names the patient.
+t.test('migration 18 drops the rows of refused senders; older pruned rows are pruned of the rest', async (t) => {
+  const path = join(t.testdir(), 'v16.db')
+  const old = new BetterSqlite3(path)
+  migrate(old, loadMigrations().slice(0, 16))
+  const row = old.prepare(
+    `INSERT INTO hl7_messages (id, sending_application, sending_facility, control_id, encounter, received_at, status,
+       ack_code, ack, error_field, error, raw, digest) VALUES (?, ?, 'GENERAL', ?, ?, 1, ?, ?, ?, ?, ?, NULL, 'd')`,
+  )
+  const parkedAck =
+    'MSH|^~\\&|WARD|FS|HIS|GENERAL|20260105103000||ACK^A01^ACK|9|P|2.5.1\rMSA|AA|P-1|parked: bed B1 of A is occupied by E-OLD'
+  row.run(
+    '0123456789abcdef01234567',
+    'HIS',
+    'P-1',
+    'E-OLD',
+    'dismissed',
+    'AA',
+    parkedAck,
+    null,
+    'bed B1 of A ... E-OLD',
+  )
+  row.run(
+    '0123456789abcdef01234568',
+    'HIS',
+    'H-2',
+    null,
+    'rejected',
+    'AR',
+    'ar',
+    'MSH-3',
+    'sender HIS ... not in HL7_ALLOWED_SENDERS',
+  )
+  old.close()
+  const app = await buildApp(defaultConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent', HL7_KEEP_DAYS: 1 }))
+  t.teardown(() => app.close())
+  await app.writes.run(() => undefined)
+  t.same(
+    app.db.prepare('SELECT control_id, encounter, error, ack, pruned_at IS NOT NULL AS pruned FROM hl7_messages').all(),
+    [{ control_id: 'P-1', encounter: null, error: null, ack: parkedAck.replace(/parked: .*$/, 'parked'), pruned: 1 }],
+    "the refused sender's row is gone; the start's prune cleared the rest of the old one",
+  )
 })

@@ -1,7 +1,7 @@
 import { Hl7Message } from '@medplum/core'
 import { test } from 'tap'
 import { type AdtSettings, readAdt, unescapeValue, type WardMessage } from '../../domain/adt-message.js'
-import { type Occupant, planWardChange, type WardState } from '../../domain/adt-ward.js'
+import { facilitiesChanged, type Occupant, planWardChange, planWithin, type WardState } from '../../domain/adt-ward.js'
 import { parseHl7Time } from '../../domain/hl7-time.js'
 import { adt } from './messages.js'
 
@@ -208,55 +208,99 @@ function msg(event: WardMessage['event'], over: Partial<WardMessage> = {}): Ward
   }
 }
 
+/** An apply plan's changes as they are; a park by its code only (its reason is text for people). */
+function planOf(m: WardMessage, s: WardState, transferOnA08 = true) {
+  const plan = planWardChange(m, s, transferOnA08)
+  return plan.kind === 'park' ? { park: plan.code } : plan.changes
+}
+
+const at = T0 + 1000
+const admitted = (bed: string, over: Record<string, unknown> = {}) => ({
+  op: 'admit',
+  location: { facility: 'F', room: null, bed },
+  encounter: 'E',
+  occupiedBy: 'P',
+  provider: null,
+  occupiedAt: at,
+  ...over,
+})
+
 test('the plan of each event, and each reason to park', async (t) => {
   const a = occupant('a', 'B1')
   const other = occupant('x', 'B2')
-  t.same(planWardChange(msg('A01'), state([]), true).kind, 'apply')
-  t.match(planWardChange(msg('A01'), state([a], [a]), true), { kind: 'park', code: 'already-admitted' })
-  t.match(
-    planWardChange(msg('A01', { location: { facility: 'F', room: null, bed: 'B2' } }), state([], [other]), true),
-    {
-      kind: 'park',
-      code: 'bed-occupied',
-    },
-  )
+  t.strictSame(planOf(msg('A01'), state([])), [admitted('B1')])
+  t.strictSame(planOf(msg('A01'), state([a], [a])), { park: 'already-admitted' })
+  t.strictSame(planOf(msg('A01', { location: { facility: 'F', room: null, bed: 'B2' } }), state([], [other])), {
+    park: 'bed-occupied',
+  })
   const move = msg('A02', { location: { facility: 'F', room: null, bed: 'B3' } })
-  t.match(planWardChange(move, state([a], [a]), true), {
-    kind: 'apply',
-    changes: [
-      { op: 'discharge', id: 'a' },
-      { op: 'admit', location: { bed: 'B3' } },
-    ],
-  })
-  t.match(planWardChange(move, state([]), true), { kind: 'park', code: 'not-admitted' })
-  t.match(planWardChange(msg('A03'), state([]), true), { kind: 'park', code: 'not-admitted' })
-  t.match(planWardChange(msg('A03'), state([a]), true), { changes: [{ op: 'discharge', id: 'a', at: T0 + 1000 }] })
-  t.match(planWardChange(msg('A08', { provider: 'D', location: null }), state([a]), true), {
-    changes: [{ op: 'provider', id: 'a', provider: 'D' }],
-  })
-  t.match(planWardChange({ ...move, event: 'A08' }, state([a]), true), {
-    changes: [{ op: 'discharge' }, { op: 'admit' }],
-  })
-  t.same(planWardChange({ ...move, event: 'A08' }, state([a]), false), { kind: 'apply', changes: [] })
-  t.match(planWardChange(msg('A11'), state([a]), true), { changes: [{ op: 'remove', id: 'a' }] })
+  t.strictSame(planOf(move, state([a], [a])), [{ op: 'discharge', id: 'a', at }, admitted('B3')])
+  t.strictSame(planOf(move, state([])), { park: 'not-admitted' })
+  t.strictSame(planOf(msg('A03'), state([])), { park: 'not-admitted' })
+  t.strictSame(planOf(msg('A03'), state([a])), [{ op: 'discharge', id: 'a', at }])
+  t.strictSame(planOf(msg('A03', { dischargedAt: at - 5 }), state([a])), [{ op: 'discharge', id: 'a', at: at - 5 }])
+  t.strictSame(planOf(msg('A08', { provider: 'D', location: null }), state([a])), [
+    { op: 'provider', id: 'a', provider: 'D' },
+  ])
+  t.strictSame(planOf(msg('A08', { provider: null, location: null }), state([a])), [])
+  t.strictSame(planOf({ ...move, event: 'A08' }, state([a])), [{ op: 'discharge', id: 'a', at }, admitted('B3')])
+  t.strictSame(planOf({ ...move, event: 'A08' }, state([a]), false), [])
+  t.strictSame(planOf(msg('A11'), state([a])), [{ op: 'remove', id: 'a' }])
   const moved = occupant('m', 'B3')
   const left = { ...a, dischargedAt: T0 + 500 }
-  t.match(planWardChange(msg('A11'), state([moved, left]), true), { kind: 'park', code: 'nothing-to-cancel' })
-  t.match(planWardChange(msg('A12'), state([moved, left]), true), {
-    changes: [
-      { op: 'remove', id: 'm' },
-      { op: 'reopen', id: 'a' },
-    ],
+  t.strictSame(planOf(msg('A11'), state([moved, left])), { park: 'nothing-to-cancel' })
+  t.strictSame(planOf(msg('A12'), state([moved, left])), [
+    { op: 'remove', id: 'm' },
+    { op: 'reopen', id: 'a' },
+  ])
+  t.strictSame(planOf(msg('A12'), state([moved, left], [moved, occupant('y', 'B1')])), { park: 'bed-taken-since' })
+  t.strictSame(planOf(msg('A13'), state([left])), [{ op: 'reopen', id: 'a' }])
+  t.strictSame(planOf(msg('A13'), state([left], [occupant('y', 'B1')])), { park: 'bed-taken-since' })
+  t.strictSame(planOf(msg('A13'), state([a])), { park: 'not-discharged' })
+  t.strictSame(planOf(msg('A13'), state([])), { park: 'nothing-to-cancel' })
+})
+
+test("a transfer takes the new provider and patient when the message names them, else the stay's", async (t) => {
+  const a = occupant('a', 'B1', { provider: 'D1', occupiedBy: 'P-OLD' })
+  const to = { facility: 'F', room: null, bed: 'B3' }
+  for (const event of ['A02', 'A08'] as const) {
+    t.strictSame(planOf(msg(event, { location: to, provider: 'D2', patient: 'P-NEW' }), state([a])), [
+      { op: 'discharge', id: 'a', at },
+      admitted('B3', { provider: 'D2', occupiedBy: 'P-NEW' }),
+    ])
+    t.strictSame(planOf(msg(event, { location: to, provider: null, patient: null }), state([a])), [
+      { op: 'discharge', id: 'a', at },
+      admitted('B3', { provider: 'D1', occupiedBy: 'P-OLD' }),
+    ])
+  }
+})
+
+test('an event at the time of the last one applied is in order; one before it is out of order', async (t) => {
+  const a = occupant('a', 'B1')
+  t.strictSame(planOf(msg('A03', { eventAt: at, dischargedAt: at }), state([a], [], at)), [
+    { op: 'discharge', id: 'a', at },
+  ])
+  t.strictSame(planOf(msg('A03', { eventAt: at - 1 }), state([a], [], at)), { park: 'out-of-order' })
+})
+
+test('a plan filed under one facility is parked when it would change a stay in another', async (t) => {
+  const inG = occupant('g', 'B1', { facility: 'G' })
+  const plan = planWithin(msg('A03'), state([inG]), true, 'F')
+  t.equal(plan.kind === 'park' && plan.code, 'other-facility')
+  t.notMatch(plan.kind === 'park' ? plan.reason : '', /\bG\b/, 'the other facility is not named')
+  t.strictSame(facilitiesChanged(planWardChange(msg('A03'), state([inG]), true), state([inG])), ['G'])
+  t.strictSame(planWithin(msg('A03'), state([inG]), true, 'G'), {
+    kind: 'apply',
+    changes: [{ op: 'discharge', id: 'g', at }],
   })
-  t.match(planWardChange(msg('A12'), state([moved, left], [moved, occupant('y', 'B1')]), true), {
-    kind: 'park',
-    code: 'bed-taken-since',
-  })
-  t.match(planWardChange(msg('A13'), state([left]), true), { changes: [{ op: 'reopen', id: 'a' }] })
-  t.match(planWardChange(msg('A13'), state([left], [occupant('y', 'B1')]), true), { code: 'bed-taken-since' })
-  t.match(planWardChange(msg('A13'), state([a]), true), { code: 'not-discharged' })
-  t.match(planWardChange(msg('A13'), state([]), true), { code: 'nothing-to-cancel' })
-  t.match(planWardChange(msg('A03', { eventAt: T0 }), state([a], [], T0 + 1), true), { code: 'out-of-order' })
+  t.strictSame(
+    facilitiesChanged(
+      planWardChange(msg('A02', { location: { facility: 'F', room: null, bed: 'B3' } }), state([inG]), true),
+      state([inG]),
+    ),
+    ['G', 'F'],
+    'a transfer between facilities changes both',
+  )
 })
 
 test("an admission or transfer older than the bed's last discharge is parked: no two stays of a bed overlap", async (t) => {

@@ -5,6 +5,7 @@ import { readAdt } from '../../domain/adt-message.js'
 import { createAnswerer } from '../../hl7/answer.js'
 import { charsetRefusal, type DecodedFrame, decodeFrame, encodeAck } from '../../hl7/charset.js'
 import { adtSettings } from '../../hl7/index.js'
+import { RefusalLog } from '../../hl7/refusals.js'
 import { hl7Problems } from '../../lib/hl7-settings.js'
 import { bearer, buildTestApp } from '../helper.js'
 import { ackOf, openRawSocket } from './client.js'
@@ -189,6 +190,7 @@ test('through the service: a Latin-1 admission is stored as Müller, invalid byt
     log: app.hl7.messages,
     settings: adtSettings(config),
     senders: new Map(),
+    refusals: new RefusalLog(app.log),
     logger: app.log,
   })
   async function receive(bytes: Buffer): Promise<string> {

@@ -5,6 +5,9 @@ import { adt } from './messages.js'
 import { answeredThenRestarted } from './restart.js'
 import { occupants } from './ward.js'
 
+/** 5 January 2026 at a time of day, UTC (the timestamps the tests send, read in HL7_TIMEZONE=UTC). */
+const at = (time: string) => Date.parse(`2026-01-05T${time}:00Z`)
+
 test('a resend of an answered message gets the stored ACK and changes nothing', async (t) => {
   const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0 })
   const sender = await openSender(app.hl7.port as number)
@@ -22,6 +25,35 @@ test('a resend of an answered message gets the stored ACK and changes nothing', 
   t.equal((await occupants(app, tokens.admin)).length, 2)
 })
 
+test('the same MSH-3 and MSH-10 from another MSH-4 is another message, not a resend nor a reused id', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0 })
+  const sender = await openSender(app.hl7.port as number)
+  t.teardown(() => sender.close())
+  // One interface engine (MSH-3) sending for two hospitals (MSH-4), each with its own counter.
+  const general = adt({ event: 'A01', control: 'N-1', senderFacility: 'GENERAL', encounter: 'E1', bed: 'B1' })
+  const north = adt({ event: 'A01', control: 'N-1', senderFacility: 'NORTH', encounter: 'E2', bed: 'B2' })
+  t.same(ackOf(await sender.send(general)), { code: 'AA', control: 'N-1', text: 'applied', err: null })
+  t.same(ackOf(await sender.send(north)), { code: 'AA', control: 'N-1', text: 'applied', err: null })
+  // Each resent: its own stored ACK.
+  const northAgain = adt({ event: 'A01', control: 'N-1', senderFacility: 'NORTH', encounter: 'E2', bed: 'B2' })
+  t.equal(ackOf(await sender.send(northAgain)).code, 'AA')
+  t.same(
+    (await occupants(app, tokens.admin)).map((o) => [o.encounter, o.bed]),
+    [
+      ['E1', 'B1'],
+      ['E2', 'B2'],
+    ],
+  )
+  const log = await app.inject({ url: '/hl7/messages', headers: bearer(tokens.admin) })
+  t.same(
+    log.json().hl7Messages.map((m: { sendingFacility: string; status: string }) => [m.sendingFacility, m.status]),
+    [
+      ['NORTH', 'applied'],
+      ['GENERAL', 'applied'],
+    ],
+  )
+})
+
 test('a resend after a restart gets the stored ACK: the log is in the database', async (t) => {
   const a01 = adt({ event: 'A01', control: 'RESTART-1', encounter: 'E1', bed: 'B1' })
   const { first, app: after, admin, sender: sender2 } = await answeredThenRestarted(t, a01)
@@ -30,7 +62,7 @@ test('a resend after a restart gets the stored ACK: the log is in the database',
 })
 
 test('one connection is applied in the order sent; several connections work at once', async (t) => {
-  const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0 })
+  const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0, HL7_TIMEZONE: 'UTC' })
   const port = app.hl7.port as number
   // Pipelined on one socket, without waiting for ACKs: admit, transfer, discharge, in that order.
   const raw = await openRawSocket(port)
@@ -57,10 +89,13 @@ test('one connection is applied in the order sent; several connections work at o
     'ACKs in the order received',
   )
   const e1 = (await occupants(app, tokens.admin)).filter((o) => o.encounter === 'E1')
-  t.match(e1, [
-    { bed: 'B1', dischargedAt: Number },
-    { bed: 'B2', dischargedAt: Number },
-  ])
+  t.same(
+    e1.map((o) => [o.bed, o.occupiedAt, o.dischargedAt]),
+    [
+      ['B1', at('10:00'), at('10:01')],
+      ['B2', at('10:01'), at('10:02')],
+    ],
+  )
 })
 
 test('a frame split over many TCP writes, and several frames in one write', async (t) => {
@@ -99,7 +134,40 @@ test('an event older than the last one applied to its encounter is parked, not a
   t.equal(late.code, 'AA', 'understood: acknowledged, so the feed goes on')
   t.match(late.text, /parked/)
   const active = (await occupants(app, tokens.admin)).filter((o) => o.dischargedAt === undefined)
-  t.match(active, [{ bed: 'B2' }], 'nothing changed')
+  t.same(
+    active.map((o) => o.bed),
+    ['B2'],
+    'nothing changed',
+  )
   const parked = await app.inject({ method: 'GET', url: '/hl7/messages?status=parked', headers: bearer(tokens.admin) })
-  t.match(parked.json(), { total: 1, hl7Messages: [{ controlId: 'X3', parkCode: 'out-of-order' }] })
+  t.equal(parked.json().total, 1)
+  t.same(
+    parked.json().hl7Messages.map((m: { controlId: string; parkCode: string }) => [m.controlId, m.parkCode]),
+    [['X3', 'out-of-order']],
+  )
+})
+
+test('events at the same time as the last one applied to their encounter are in order, applied', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0, HL7_TIMEZONE: 'UTC' })
+  const sender = await openSender(app.hl7.port as number)
+  t.teardown(() => sender.close())
+  // An admission, its transfer and the provider's update recorded in the same minute (MSH-7/EVN-2
+  // to the minute is common), then a discharge in it too.
+  const same = '202601051000'
+  const sent = [
+    adt({ event: 'A01', control: 'T1', encounter: 'E1', bed: 'B1', at: same }),
+    adt({ event: 'A02', control: 'T2', encounter: 'E1', bed: 'B2', provider: 'DR2', at: same }),
+    adt({ event: 'A08', control: 'T3', encounter: 'E1', provider: 'DR3', at: same }),
+    adt({ event: 'A03', control: 'T4', encounter: 'E1', at: same }),
+  ]
+  const answers = []
+  for (const text of sent) answers.push(ackOf(await sender.send(text)).text)
+  t.same(answers, ['applied', 'applied', 'applied', 'applied'])
+  t.same(
+    (await occupants(app, tokens.admin)).map((o) => [o.bed, o.provider, o.occupiedAt, o.dischargedAt]),
+    [
+      ['B1', undefined, at('10:00'), at('10:00')],
+      ['B2', 'DR3', at('10:00'), at('10:00')],
+    ],
+  )
 })

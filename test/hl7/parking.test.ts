@@ -108,6 +108,27 @@ test('a facility-bound admin sees and resolves only its facility; others get 403
   t.equal(writer.statusCode, 403, 'admins only')
 })
 
+test("the message list's total counts the admin's facility only, with or without a status, past the page", async (t) => {
+  const { app, tokens, send } = await parkingWard(t)
+  await send({ event: 'A03', control: 'FA', encounter: 'EA', facility: 'A' })
+  await send({ event: 'A03', control: 'FB', encounter: 'EB', facility: 'B' })
+  await send({ event: 'A01', control: 'AA', encounter: 'EA2', bed: 'B1', facility: 'A' })
+  await send({ event: 'A01', control: 'AB', encounter: 'EB2', bed: 'B1', facility: 'B' })
+  await send({ event: 'A03', control: 'FB2', encounter: 'EB3', facility: 'B' })
+  const page = async (token: string, query: string) => {
+    const res = await app.inject({ url: `/hl7/messages${query}`, headers: bearer(token) })
+    const body = res.json()
+    return [body.total, body.hl7Messages.map((m: { controlId: string }) => m.controlId)]
+  }
+  t.same(await page(tokens.adminA, ''), [2, ['AA', 'FA']], "A's admin: A's two")
+  t.same(await page(tokens.adminA, '?status=parked'), [1, ['FA']])
+  t.same(await page(tokens.adminA, '?status=applied'), [1, ['AA']])
+  t.same(await page(tokens.adminA, '?$limit=1'), [2, ['AA']], 'the total is past the page')
+  t.same(await page(tokens.adminA, '?$limit=1&$skip=1'), [2, ['FA']])
+  t.same(await page(tokens.admin, '?status=parked'), [3, ['FB2', 'FB', 'FA']], 'the operator: every facility')
+  t.same(await page(tokens.admin, '?$limit=2'), [5, ['FB2', 'AB']])
+})
+
 test("parking notifies the facility's admins; reads of the log are read-audited; the text is shown to admins only on GET", async (t) => {
   const { app, tokens, send, parked } = await parkingWard(t)
   await send({ event: 'A03', control: 'N1', encounter: 'EA', facility: 'A' })
