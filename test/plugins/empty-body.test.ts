@@ -101,9 +101,11 @@ t.test('a body-less action takes an empty JSON body; a route with a body refuses
       url: url.replace(':id', ids[name] ?? '0123456789abcdef01234567'),
       headers: { ...bearer(admin), ...JSON_HEADER },
     })
-    const route = writes.get(name) as RouteOptions
-    const needsBody = WITH_BODY.includes(name) || (!BODY_LESS.includes(name) && route.schema?.body !== undefined)
-    if (needsBody) {
+    // A route named in neither list: one that declares no body must take the empty one; of one
+    // that declares a body, this test cannot tell whether it may be missing.
+    const declaresBody = (writes.get(name) as RouteOptions).schema?.body !== undefined
+    if (!WITH_BODY.includes(name) && !BODY_LESS.includes(name) && declaresBody) continue
+    if (WITH_BODY.includes(name)) {
       t.equal(res.statusCode, 400, `${name}: 400`)
       t.match(res.json(), EMPTY_BODY_REFUSED, `${name}: the body must not be empty`)
       continue
