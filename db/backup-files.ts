@@ -7,18 +7,19 @@ import { unsafeDirectoryReason } from '../lib/private-files.js'
  * who can write there can choose one, and two empty files named for 2099 once made every real
  * backup look old): a backup counts only when it is a regular file of the service's user (never a
  * link), named as the service names them, and its content is a whole SQLite file that carries
- * the service's backup mark. Its age is its modification time, not the time in its name.
+ * the service's backup mark. Its time is the time in its name, which the service wrote when it took
+ * it, never the file's modification time: a copy put back with `cp`, a tar extracted, a `sqlite3`
+ * that opened it for writing or a `touch` all change that, and an old backup would then look like
+ * the newest, be kept in place of a newer one and tell /health that backups are current.
  */
 
 /** `application_id` written into every backup the service seals ("FSB1"). */
 export const BACKUP_MARK = 0x46534231
-/** The names the service gives scheduled backups (the time is for people reading the directory). */
-const NAME = /^facility-\d{8}T\d{9}Z\.db$/
 const HEADER_BYTES = 100
 
 export interface BackupFile {
   file: string
-  /** Its modification time (ms): when the copy was completed. */
+  /** The time in its name (ms): when the service began the copy. */
   at: number
 }
 
@@ -26,6 +27,15 @@ export interface BackupFile {
 export function backupNameFor(at: number): string {
   const iso = new Date(at).toISOString() // 2026-11-25T20:30:00.123Z
   return `facility-${iso.replace(/[-:]/g, '').replace('.', '')}.db`
+}
+
+/** The time a backup's name carries, or null for a name the service never gives (a month 13, a minute 61). */
+export function timeOfBackupName(name: string): number | null {
+  const digits = /^facility-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z\.db$/.exec(name)
+  if (digits === null) return null
+  const [year, month, day, hours, minutes, seconds, ms] = digits.slice(1).map(Number) as number[]
+  const at = Date.UTC(year as number, (month as number) - 1, day, hours, minutes, seconds, ms)
+  return backupNameFor(at) === name ? at : null
 }
 
 function readHeader(file: string): Buffer | null {
@@ -58,12 +68,13 @@ export function carriesBackupMark(file: string): boolean {
   return header.toString('latin1', 0, 16) === 'SQLite format 3\0' && header.readUInt32BE(68) === BACKUP_MARK
 }
 
-/** The service's backups in `dir`, newest first by modification time; everything else is not seen. */
+/** The service's backups in `dir`, newest first by the time in their names; everything else is not seen. */
 export function listBackups(dir: string): BackupFile[] {
   const uid = process.getuid?.()
   const found: BackupFile[] = []
   for (const name of readdirSync(dir)) {
-    if (!NAME.test(name)) continue
+    const at = timeOfBackupName(name)
+    if (at === null) continue
     const file = join(dir, name)
     let stat: ReturnType<typeof lstatSync>
     try {
@@ -72,7 +83,7 @@ export function listBackups(dir: string): BackupFile[] {
       continue // removed meanwhile
     }
     if (!stat.isFile() || (uid !== undefined && stat.uid !== uid)) continue
-    if (carriesBackupMark(file)) found.push({ file, at: Math.floor(stat.mtimeMs) })
+    if (carriesBackupMark(file)) found.push({ file, at })
   }
   return found.sort((a, b) => b.at - a.at || (b.file < a.file ? -1 : 1))
 }

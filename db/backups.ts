@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, lstatSync, openSync, renameSync, rmSync } from 'node:fs'
+import { closeSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import BetterSqlite3, { type Database } from 'better-sqlite3'
 import { createPrivateFile, temporaryName, unsafeDirectoryReason } from '../lib/private-files.js'
@@ -100,7 +100,7 @@ export async function takeBackup(db: Database, dir: string, at = Date.now()): Pr
     syncToDisk(partial)
     renameSync(partial, file)
     syncToDisk(dir)
-    return { file, at: Math.floor(lstatSync(file).mtimeMs) }
+    return { file, at }
   } finally {
     rmSync(partial, { force: true })
     removeSideFiles(partial)

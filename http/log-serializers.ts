@@ -46,16 +46,49 @@ function decode(text: string): string {
  * characters (a secret sent without its prefix). Record ids (24 hex digits) are shorter.
  */
 const CREDENTIAL = /fst?_[A-Za-z0-9_-]{8,}|[A-Za-z0-9_-]{32,}/g
-/** A parameter whose value is a credential, however it is spelled (`TICKET`, `ticket%00`, `ticket.a`). */
-const CREDENTIAL_NAME = /ticket|token|secret|password|passwd|authorization|bearer|api.?key/
-
-/** The text with every credential-shaped part replaced. */
-export function withoutCredentials(text: string): string {
-  return text.replace(CREDENTIAL, '[redacted]')
-}
+/**
+ * A name that says its value is a secret, compared in lower case with everything but letters set
+ * aside (`TICKET`, `ticket%00`, `ticket.a`, `access_token`, `X-Api-Key`): words that mark one
+ * wherever they stand in a name, and short names that do only alone (`code` is OAuth's
+ * authorization code, `sig` a signed URL's signature; `barcode` and `design` are not).
+ */
+const CREDENTIAL_WORD =
+  /ticket|token|secret|passw|passphrase|pwd|authoriz|bearer|apikey|accesskey|privatekey|credential|session|signature|cookie/
+const CREDENTIAL_NAMES = new Set(['auth', 'code', 'key', 'pass', 'pin', 'otp', 'sig', 'sid', 'jwt'])
+/** Every `name=` (or `name%3D`) in a text: the name, and where its value starts. */
+const PAIR_NAME = /[A-Za-z0-9_.$[\]-]+(?==|%3[dD])/g
+/** Where a pair's value ends: the next parameter, a fragment, or the end of a quoted or spaced text. */
+const VALUE_END = /[&;#\s"',]|%26|%3[bB]/
+/** A URL's user information (`https://user:secret@host`). */
+const USER_INFO = /\/\/[^/@\s?#]+@/g
 
 function namesCredential(name: string): boolean {
-  return CREDENTIAL_NAME.test(name.toLowerCase().replace(/[^a-z]/g, ''))
+  const letters = name.toLowerCase().replace(/[^a-z]/g, '')
+  return CREDENTIAL_WORD.test(letters) || CREDENTIAL_NAMES.has(letters)
+}
+
+/** The values of the secret-named `name=value` pairs in a text (`a=1;password=...`, `next=/x?token=...`). */
+function withoutSecretPairs(text: string): string {
+  let out = ''
+  let from = 0
+  for (const match of text.matchAll(PAIR_NAME)) {
+    const name = match[0]
+    const at = match.index ?? 0
+    if (at < from || !namesCredential(name)) continue
+    const valueStart = at + name.length + (text[at + name.length] === '=' ? 1 : 3)
+    const length = text.slice(valueStart).search(VALUE_END)
+    out += `${text.slice(from, valueStart)}[redacted]`
+    from = length === -1 ? text.length : valueStart + length
+  }
+  return out + text.slice(from)
+}
+
+/**
+ * The text with every credential hidden: by its shape, by the name before it (`password=...`
+ * anywhere in the text), and a URL's user information.
+ */
+export function withoutCredentials(text: string): string {
+  return withoutSecretPairs(text).replace(USER_INFO, '//[redacted]@').replace(CREDENTIAL, '[redacted]')
 }
 
 /** The names of the query's parameters, in order, each once. */

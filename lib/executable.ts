@@ -6,10 +6,8 @@
  * addon, listed with their checksums in one manifest. Outside the executable (the sources, dist/)
  * nothing here reads anything.
  */
-import { realpathSync } from 'node:fs'
 import { dirname, join, sep } from 'node:path'
 import * as sea from 'node:sea'
-import { fileURLToPath } from 'node:url'
 import { privateCacheDir, privateDirectory, sha256, useVerifiedFile, writeVerified } from './private-cache.js'
 
 /** One asset of the executable and the sha256 of its bytes. */
@@ -35,17 +33,6 @@ const INSIDE = sea.isSea()
 
 export function insideExecutable(): boolean {
   return INSIDE
-}
-
-/**
- * Whether the module at `url` is the program Node was started with (`node dist/server.js`). Never
- * inside the executable: there every module is part of the one bundle, and its command line says
- * what runs (`facility-service serve`).
- */
-export function isProgram(url: string): boolean {
-  if (INSIDE) return false
-  const entry = process.argv[1]
-  return entry !== undefined && realpathSync(entry) === fileURLToPath(url)
 }
 
 let manifest: ExecutableManifest | undefined

@@ -9,10 +9,29 @@ export const InvalidEncodingError = createError('INVALID_ENCODING', '%s', 400)
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i
 
+/** Whether a JSON schema lets the body be missing (`NoBody`: null or `{}`). */
+function acceptsNull(schema: unknown): boolean {
+  if (schema === null || typeof schema !== 'object') return false
+  const { type, anyOf, oneOf } = schema as { type?: unknown; anyOf?: unknown; oneOf?: unknown }
+  if (type === 'null' || (Array.isArray(type) && type.includes('null'))) return true
+  return [anyOf, oneOf].some((list) => Array.isArray(list) && list.some(acceptsNull))
+}
+
+/**
+ * A body-less action (retry, dismiss, mark seen, a delete): a route that declares no body, or one
+ * whose body may be missing. Generic HTTP clients send `Content-Type: application/json` with
+ * nothing after it to such a route, which is no body, not a malformed one.
+ */
+function takesNoBody(request: FastifyRequest): boolean {
+  const body = request.routeOptions.schema?.body
+  return body === undefined || acceptsNull(body)
+}
+
 /**
  * JSON bodies are UTF-8 (RFC 8259): another declared charset is 415 and bytes that are not UTF-8
  * are 400, where Node would quietly turn them into U+FFFD and a name would be stored mangled.
- * Parsing itself stays Fastify's (prototype poisoning refused, the same error codes).
+ * Parsing itself stays Fastify's (prototype poisoning refused, the same error codes). An empty
+ * body is no body on a route that takes none (takesNoBody), and a 400 on a route that needs one.
  */
 export default fp(
   async function jsonBody(fastify: FastifyInstance) {
@@ -26,6 +45,8 @@ export default fp(
         if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
           return done(new UnsupportedCharsetError(`JSON bodies must be UTF-8, not '${charset}'`), undefined)
         }
+        // Elsewhere an empty body stays Fastify's 400 FST_ERR_CTP_EMPTY_JSON_BODY.
+        if (raw.length === 0 && takesNoBody(request)) return done(null, undefined)
         if (!isUtf8(raw)) return done(new InvalidEncodingError('the body is not valid UTF-8'), undefined)
         parseJson(request, raw.toString('utf8'), (error, body) => {
           if (error) return done(error, undefined)

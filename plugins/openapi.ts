@@ -16,7 +16,13 @@ declare module 'fastify' {
 }
 
 interface Operation {
-  parameters?: { in: string; schema?: { type?: string }; style?: string; explode?: boolean }[]
+  parameters?: {
+    in: string
+    schema?: { type?: string; deprecated?: boolean }
+    style?: string
+    explode?: boolean
+    deprecated?: boolean
+  }[]
 }
 
 /**
@@ -36,15 +42,21 @@ function describeRoute({ schema, url, route }: { schema: object; url: string; ro
   }
 }
 
-/** Object-valued query parameters ($sort, $or) are qs-encoded with brackets: OpenAPI's deepObject. */
-function bracketObjects(document: { paths?: Record<string, Record<string, Operation>> }) {
+/**
+ * Query parameters as clients read them: object-valued ones ($sort, $or) are qs-encoded with
+ * brackets, OpenAPI's deepObject; one whose schema is deprecated (/audit's `limit`) is marked so
+ * itself, where generators and the page look.
+ */
+function describeQueryParameters(document: { paths?: Record<string, Record<string, Operation>> }) {
   for (const operations of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(operations)) {
       for (const parameter of operation.parameters ?? []) {
-        if (parameter.in === 'query' && parameter.schema?.type === 'object') {
+        if (parameter.in !== 'query') continue
+        if (parameter.schema?.type === 'object') {
           parameter.style = 'deepObject'
           parameter.explode = true
         }
+        if (parameter.schema?.deprecated === true) parameter.deprecated = true
       }
     }
   }
@@ -87,7 +99,7 @@ export default fp(
       transform: describeRoute,
       transformObject: (document) =>
         'openapiObject' in document
-          ? bracketObjects(document.openapiObject as Parameters<typeof bracketObjects>[0])
+          ? describeQueryParameters(document.openapiObject as Parameters<typeof describeQueryParameters>[0])
           : {},
       refResolver: {
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),

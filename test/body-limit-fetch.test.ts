@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { BOOTSTRAP_TOKEN_FILE } from '../server.js'
+import { BOOTSTRAP_TOKEN_FILE } from '../start-server.js'
 import { startServer, stopServer } from './reliability/server-process.js'
 
 const FIVE_MIB = 5 * 1024 * 1024

@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
-import { BOOTSTRAP_TOKEN_FILE } from '../server.js'
+import { BOOTSTRAP_TOKEN_FILE } from '../start-server.js'
 import { listening, stopServer } from './reliability/server-process.js'
 
 const serverEnv = (path: string) => ({ ...process.env, DATABASE_PATH: path, PORT: '0', LOG_LEVEL: 'info' })

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 
 /**
- * `serve`: the HTTP server, exactly as `node dist/server.js` runs it (server.ts): every setting
+ * `serve`: the HTTP server, exactly as `node dist/server.js` runs it (start-server.ts): every setting
  * from the environment (README, "Configuration"), the same first-start token. --database and
  * --busy-timeout, when given on the command line, stand for DATABASE_PATH and
  * DATABASE_BUSY_TIMEOUT_MS. The command returns once the server listens; the server keeps the
@@ -13,7 +13,7 @@ export function addServeCommand(program: Command): void {
     .description('run the HTTP server (settings from the environment: README, "Configuration")')
     .action(async function serve() {
       // Loaded only here: the other commands start without the whole service.
-      const { startServer } = await import('../../server.js')
+      const { startServer } = await import('../../start-server.js')
       await startServer(serverEnvironment(program))
     })
 }

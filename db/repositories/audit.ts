@@ -30,6 +30,8 @@ export interface AuditFilter {
   since?: number
   afterSeq?: number
   limit: number
+  /** Entries to pass over after `afterSeq`, as `$skip` of the other lists. */
+  skip?: number
 }
 
 interface AuditRow {
@@ -81,7 +83,7 @@ export function createAuditLog(db: Database) {
        AND (:account IS NULL OR account = :account)
        AND (:since IS NULL OR at >= :since)
        AND seq > :afterSeq
-     ORDER BY seq LIMIT :limit`,
+     ORDER BY seq LIMIT :limit OFFSET :skip`,
   )
   /** `texts`: the change's records as JSON, when the caller has already written them. */
   function append(actor: Principal, change: AuditChange, at = Date.now(), texts = recordTexts(change)): void {
@@ -110,6 +112,7 @@ export function createAuditLog(db: Database) {
         since: filter.since ?? null,
         afterSeq: filter.afterSeq ?? 0,
         limit: filter.limit,
+        skip: filter.skip ?? 0,
       })
       .map(toEntry)
   }

@@ -32,6 +32,8 @@ export interface ReadFilter {
   since?: number
   afterSeq?: number
   limit: number
+  /** Entries to pass over after `afterSeq`, as `$skip` of the other lists. */
+  skip?: number
 }
 
 interface ReadRow {
@@ -83,7 +85,7 @@ export function createReadLog(db: Database) {
        AND (:account IS NULL OR account = :account)
        AND (:since IS NULL OR at >= :since)
        AND seq > :afterSeq
-     ORDER BY seq LIMIT :limit`,
+     ORDER BY seq LIMIT :limit OFFSET :skip`,
   )
   const pruneBatch = db.prepare(
     `DELETE FROM read_log WHERE seq IN (SELECT seq FROM read_log WHERE at < ? ORDER BY at LIMIT ${PRUNE_BATCH})`,
@@ -115,6 +117,7 @@ export function createReadLog(db: Database) {
         since: filter.since ?? null,
         afterSeq: filter.afterSeq ?? 0,
         limit: filter.limit,
+        skip: filter.skip ?? 0,
       })
       .map(toEntry)
   }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { auditEntryFor } from '../../db/repositories/audit.js'
 import { errorResponses, Timestamp } from '../../schemas/common.js'
+import { auditPage } from './paging.js'
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 
@@ -46,7 +47,19 @@ const AuditQuery = Type.Object(
     recordId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     account: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     after: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'entries after this seq' })),
-    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: 'at most 1000, default 100' })),
+    $limit: Type.Optional(
+      Type.String({ pattern: '^[0-9]{1,15}$', description: 'at most 1000 (a larger limit is lowered), default 100' }),
+    ),
+    $skip: Type.Optional(
+      Type.String({ pattern: '^[0-9]{1,15}$', description: 'entries to pass over (after `after`), default 0' }),
+    ),
+    limit: Type.Optional(
+      Type.String({
+        pattern: '^[0-9]{1,4}$',
+        deprecated: true,
+        description: 'deprecated alias of $limit; refused (400) beside a $limit of another value',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -81,7 +94,7 @@ const auditRoutes: FastifyPluginAsyncTypebox = async function auditRoutes(fastif
         account: q.account,
         facility: request.principal.facility ?? undefined,
         afterSeq: q.after === undefined ? undefined : Number(q.after),
-        limit: Math.min(Number(q.limit ?? 100), 1000),
+        ...auditPage(q),
       }
       if (q.kind === 'reads') return { entries: reads.list(filter).map((e) => ({ kind: 'read' as const, ...e })) }
       // Of a record that moved, a facility-bound admin reads only its own facility's side.

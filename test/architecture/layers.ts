@@ -16,12 +16,12 @@ export const LAYERS: ReadonlyArray<{ rank: number; rooms: readonly string[] }> =
   { rank: 7, rooms: ['feed', 'render', 'hl7'] },
   { rank: 8, rooms: ['routes'] },
   { rank: 9, rooms: ['app.ts'] },
-  { rank: 10, rooms: ['server.ts', 'index.ts'] },
+  { rank: 10, rooms: ['start-server.ts', 'index.ts'] },
   // Scripts a ward's IT writes against the public entry point (index.ts); `smoke` runs the example.
   { rank: 11, rooms: ['examples'] },
   { rank: 12, rooms: ['cli'] },
-  // The executable above the tool it runs, as server.ts runs app.ts.
-  { rank: 13, rooms: ['cli.ts'] },
+  // The programs: the executable above the tool it runs, and `node dist/server.js` above the server.
+  { rank: 13, rooms: ['cli.ts', 'server.ts'] },
 ]
 
 export function roomOf(file: string): string {

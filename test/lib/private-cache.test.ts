@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { insideExecutable, isProgram } from '../../lib/executable.js'
+import { insideExecutable } from '../../lib/executable.js'
 import {
   checkPrivate,
   privateCachePath,
@@ -61,6 +61,4 @@ t.test('outside the executable the product’s files are the project’s', async
   t.equal(productPath('public/board'), join(PROJECT_ROOT, 'public/board'))
   t.match(productText('schema.sql'), /^-- migration 1:/m)
   t.equal(productVersion(), JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')).version)
-  t.equal(isProgram(import.meta.url), true, 'tap runs each test file as the program')
-  t.equal(isProgram(new URL('../../server.ts', import.meta.url).href), false, 'an imported module is not')
 })

@@ -34,7 +34,7 @@ async function plantedDirectory(root: string): Promise<{ dir: string; old: strin
   }
 }
 
-t.test('pruning and /health count only the service’s backups, by content and time, never by name', async (t) => {
+t.test('pruning and /health count only the service’s backups, by content, never by name alone', async (t) => {
   const root = t.testdir({ backups: { 'notes.txt': 'keep me' }, elsewhere: {} })
   const { dir, old, elsewhere } = await plantedDirectory(root)
   const { app } = await buildTestApp(t, { DATABASE_PATH: join(root, 'ward.db'), BACKUP_DIR: dir, BACKUP_KEEP: 2 })

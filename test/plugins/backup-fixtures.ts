@@ -3,7 +3,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import { type BackupFile, takeBackup } from '../../db/backups.js'
 import type { Database } from '../../db/connection.js'
 
-/** A real, sealed backup of `db` in `dir` whose modification time is `at`. */
+/** A real, sealed backup of `db` in `dir`, named for `at` (its time), with `at` as its modification time too. */
 export async function backupDatedAt(db: Database, dir: string, at: number): Promise<BackupFile> {
   const backup = await takeBackup(db, dir, at)
   utimesSync(backup.file, at / 1000, at / 1000)

@@ -1,4 +1,4 @@
-import { startServer } from '../../server.js'
+import { startServer } from '../../start-server.js'
 
 /**
  * The server for test/reliability/idempotency-crash.test.ts: it dies right after the first

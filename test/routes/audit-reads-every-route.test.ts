@@ -78,6 +78,7 @@ t.test('every GET and HEAD route is public, audited, or named here with the reas
   await app.writes.run(() => undefined) // the entries are written with the next group commit
   const logged = app.db.prepare('SELECT route FROM read_log ORDER BY seq').pluck().all() as string[]
   t.same(logged, expected, 'one entry per call, for each route that reads')
+  t.equal(app.db.prepare('SELECT count(*) FROM audit_log').pluck().get(), 0, 'and no read is taken for a change')
   t.ok(expected.includes('GET /beds'), 'the beds (with their occupants) are among them')
   t.ok(expected.length >= 16, `${expected.length} audited routes found`)
   t.same([...exempted].sort(), Object.keys(NOT_READS).sort(), 'each exemption names a route that exists')
@@ -88,51 +89,95 @@ const NO_RECORD: Record<string, string> = {
   'POST /events/tickets': 'a stream ticket: a credential, no record',
 }
 
-interface Call {
+interface Request {
   body?: unknown
   /** Sent with this Idempotency-Key (the same key twice: the second answer is a replay). */
   key?: string
 }
 
+interface Call extends Request {
+  /** The entries the answer must leave: read-log entries (of this route), change entries (`resource operation`). */
+  reads: number
+  changes: string[]
+}
+
+/** An answer that changed nothing but showed the record: one read-log entry, no change entry. */
+const READ = { reads: 1, changes: [] }
+/** An answer of a change: its change entry, and no read-log entry (the change entry is its trace). */
+const change = (entry: string) => ({ reads: 0, changes: [entry] })
+
 /**
  * The calls made to each write route, on a record that exists. Each list holds a call that changes
  * the record and calls that change nothing but still answer it (a no-op patch, a repeated mark, an
- * Idempotency-Key replay): those are reads, and must leave a read-log entry.
+ * Idempotency-Key replay): those are reads, and must leave a read-log entry, and only that.
  */
 const WRITE_CALLS: Record<string, Call[]> = {
   'POST /ward-occupants': [
-    { body: { encounter: 'E-1', bed: 'B-2', occupiedBy: 'patient-2' }, key: 'admit-2' },
-    { body: { encounter: 'E-1', bed: 'B-2', occupiedBy: 'patient-2' }, key: 'admit-2' },
+    {
+      body: { encounter: 'E-1', bed: 'B-2', occupiedBy: 'patient-2' },
+      key: 'admit-2',
+      ...change('ward-occupants create'),
+    },
+    { body: { encounter: 'E-1', bed: 'B-2', occupiedBy: 'patient-2' }, key: 'admit-2', ...READ },
   ],
   'PATCH /ward-occupants/:id': [
-    { body: {} },
-    { body: { discharge: false } },
-    { body: { provider: 'dr-1' }, key: 'provider' },
-    { body: { provider: 'dr-1' }, key: 'provider' },
-    { body: { provider: 'dr-1' } },
+    { body: {}, ...READ },
+    { body: { discharge: false }, ...READ },
+    { body: { provider: 'dr-1' }, key: 'provider', ...change('ward-occupants patch') },
+    { body: { provider: 'dr-1' }, key: 'provider', ...READ },
+    { body: { provider: 'dr-1' }, ...READ },
   ],
-  'DELETE /ward-occupants/:id': [{ key: 'remove' }, { key: 'remove' }],
-  'POST /form-templates': [{ body: { type: 'intake' } }],
-  'PATCH /form-templates/:id': [{ body: {} }, { body: { name: 'Intake' } }, { body: { name: 'Intake' } }],
-  'DELETE /form-templates/:id': [{}],
-  'POST /form-templates/:id/render': [{ body: {} }],
-  'POST /notifications/:id/seen': [{}, {}, { key: 'mark' }, { key: 'mark' }],
-  'POST /events/tickets': [{}],
-  'POST /hl7/messages/:id/retry': [{}],
-  'POST /hl7/messages/:id/dismiss': [{}],
+  'DELETE /ward-occupants/:id': [
+    { key: 'remove', ...change('ward-occupants delete') },
+    { key: 'remove', ...READ },
+  ],
+  'POST /form-templates': [{ body: { type: 'intake' }, ...change('form-templates create') }],
+  'PATCH /form-templates/:id': [
+    { body: {}, ...READ },
+    { body: { name: 'Intake' }, ...change('form-templates patch') },
+    { body: { name: 'Intake' }, ...READ },
+  ],
+  'DELETE /form-templates/:id': [change('form-templates delete')],
+  'POST /form-templates/:id/render': [{ body: {}, ...READ }],
+  'POST /notifications/:id/seen': [READ, READ, { key: 'mark', ...READ }, { key: 'mark', ...READ }],
+  'POST /events/tickets': [{ reads: 0, changes: [] }],
+  // The message is answered (a read); applying it discharges the encounter it was parked for.
+  'POST /hl7/messages/:id/retry': [{ reads: 1, changes: ['ward-occupants patch'] }],
+  // The message log keeps who dismissed it (resolvedBy); no ward record changes.
+  'POST /hl7/messages/:id/dismiss': [READ],
 }
 
-/** How many read-log and audit-log entries there are, once the queued read entries are written. */
-async function entries(app: Awaited<ReturnType<typeof appWithRoutes>>['app']): Promise<number> {
+interface Entries {
+  /** The routes of the read-log entries, in order. */
+  reads: string[]
+  /** The change entries, as `resource operation`, in order. */
+  changes: string[]
+}
+
+/** The read-log and audit-log entries after the `since` marks, once the queued read entries are written. */
+async function entriesSince(
+  app: Awaited<ReturnType<typeof appWithRoutes>>['app'],
+  since: { read: number; change: number },
+): Promise<Entries> {
   await app.writes.run(() => undefined)
-  const count = (table: string) => app.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number
-  return count('read_log') + count('audit_log')
+  const reads = app.db.prepare('SELECT route FROM read_log WHERE seq > ? ORDER BY seq').pluck().all(since.read)
+  const changes = app.db
+    .prepare("SELECT resource || ' ' || operation FROM audit_log WHERE seq > ? ORDER BY seq")
+    .pluck()
+    .all(since.change)
+  return { reads: reads as string[], changes: changes as string[] }
 }
 
-t.test('every answer of a write route that carries a record leaves a read-log or a change-log entry', async (t) => {
+async function marks(app: Awaited<ReturnType<typeof appWithRoutes>>['app']): Promise<{ read: number; change: number }> {
+  await app.writes.run(() => undefined)
+  const last = (table: string) => app.db.prepare(`SELECT coalesce(max(seq), 0) FROM ${table}`).pluck().get() as number
+  return { read: last('read_log'), change: last('audit_log') }
+}
+
+t.test('every answer of a write route leaves exactly its read-log entries and its change entries', async (t) => {
   const { app, routes } = await appWithRoutes(t)
   const admin = app.tokens.create({ account: 'admin-1', role: 'admin', facility: null, label: null }).token
-  const send = (method: string, url: string, call: Call = {}) =>
+  const send = (method: string, url: string, call: Request = {}) =>
     app.inject({
       method: method as 'POST',
       url,
@@ -165,16 +210,19 @@ t.test('every answer of a write route that carries a record leaves a read-log or
     }
     const path = url.replace(':id', routeIds[name] ?? idFor[url.split('/')[1] ?? ''] ?? SOME_ID)
     for (const call of calls) {
-      const before = await entries(app)
+      const label = `${name} ${JSON.stringify({ body: call.body, key: call.key })}`
+      const since = await marks(app)
       const res = await send(method, path, call)
-      t.equal(res.statusCode, 200, `${name} ${JSON.stringify(call)} answered`)
-      const after = await entries(app)
+      t.equal(res.statusCode, 200, `${label} answered`)
+      const left = await entriesSince(app, since)
+      t.same(left.reads, Array(call.reads).fill(name), `${label}: ${call.reads} read-log entries`)
+      t.same(left.changes, call.changes, `${label}: change entries ${JSON.stringify(call.changes)}`)
       if (name in NO_RECORD) {
         t.notOk(res.body.includes(occupant.id) || 'id' in res.json(), `${name} answers no record`)
         continue
       }
       recordAnswers++
-      t.ok(after > before, `${name} ${JSON.stringify(call)}: the answer left an entry (${before} → ${after})`)
+      t.ok(left.reads.length + left.changes.length > 0, `${label}: the answer left a trace`)
     }
   }
   t.ok(recordAnswers >= 15, `${recordAnswers} answers with a record checked`)
@@ -187,7 +235,7 @@ t.test('every answer of a write route that carries a record leaves a read-log or
 async function parkedMessages(
   t: Test,
   app: Awaited<ReturnType<typeof appWithRoutes>>['app'],
-  send: (method: string, url: string, call?: Call) => Promise<{ statusCode: number; json(): unknown }>,
+  send: (method: string, url: string, call?: Request) => Promise<{ statusCode: number; json(): unknown }>,
 ): Promise<Record<string, string>> {
   const sender = await openSender(app.hl7.port as number)
   t.teardown(() => sender.close())

@@ -53,7 +53,7 @@ t.test('every event, catch-up and audit entry is what GET showed that caller at 
           resumed.close()
           t.same(received(resumed), expected, `round ${round}, ${caller.name}: caught up, the same`)
           if (caller.role === 'admin') {
-            const res = await app.inject({ url: '/audit?limit=1000', headers: bearer(caller.token) })
+            const res = await app.inject({ url: '/audit?$limit=1000', headers: bearer(caller.token) })
             const entries = (
               res.json().entries as { operation: string; recordId: string; before: unknown; after: unknown }[]
             )

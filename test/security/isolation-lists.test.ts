@@ -126,7 +126,7 @@ t.test('audit: admins only; a bound admin sees its facility’s entries only', a
     return [`recordId=${id}`, `resource=${resource}&recordId=${id}`, `resource=${resource}&limit=1000`]
   }
   for (const caller of callers) {
-    const all = await app.inject({ url: '/audit?limit=1000', headers: bearer(caller.token) })
+    const all = await app.inject({ url: '/audit?$limit=1000', headers: bearer(caller.token) })
     if (caller.role !== 'admin') {
       t.equal(all.statusCode, 403, `${caller.name}: 403`)
       t.equal(all.json().code, 'ROLE_FORBIDDEN', `${caller.name}: ROLE_FORBIDDEN`)

@@ -101,3 +101,60 @@ t.test('LOG_QUERY_VALUES=true logs full URLs (query values), still no bodies and
   t.notOk(text.includes(ticket), 'a stream ticket is never logged')
   t.notOk(text.includes(`"occupiedBy":"${PATIENT}"`), 'bodies are still not logged')
 })
+
+// Secrets of every shape, named by their key: short values no shape rule could catch (`hunter2`),
+// each its own so that a failure names the case.
+const SECRET_NAMED_URLS: Record<string, string> = {
+  token: '/ward-occupants?token=hunter2a',
+  password: '/ward-occupants?password=hunter2b',
+  api_key: '/ward-occupants?api_key=hunter2c',
+  access_token: '/ward-occupants?access_token=hunter2d',
+  ticket: '/events?resources=ward-occupants&ticket=hunter2e',
+  secret: '/ward-occupants?client_secret=hunter2f',
+  authorization: '/ward-occupants?Authorization=Bearer%20hunter2g',
+  'X-Api-Key': '/ward-occupants?X-Api-Key=hunter2h',
+  pwd: '/ward-occupants?pwd=hunter2i',
+  'OAuth code': '/ward-occupants?code=hunter2j&state=s',
+  'a pair inside a value': '/ward-occupants?a=1;password=hunter2k',
+  'a URL inside a value': '/ward-occupants?next=%2Fx%3Fpassword%3Dhunter2l',
+  "a URL's user information": '/ward-occupants?redirect=https%3A%2F%2Fuser%3Ahunter2m%40host%2F',
+  'an encoded pair': '/ward-occupants?a=password%3Dhunter2n',
+  'a path parameter of a route': '/ward-occupants/password=hunter2o',
+  'a stray path': '/ward-occupants;password=hunter2p',
+  'a stray first segment': '/token=hunter2q/x',
+  'the path of a known route': '/health;session=hunter2r',
+}
+
+for (const withQueryValues of [false, true]) {
+  t.test(
+    `values of parameters named as secrets never reach the log (LOG_QUERY_VALUES=${withQueryValues})`,
+    async (t) => {
+      const { app, log } = await appWithLog(t, { LOG_LEVEL: 'trace', LOG_QUERY_VALUES: withQueryValues })
+      const token = app.tokens.create({ account: 'nurse', role: 'read' }).token
+      for (const url of Object.values(SECRET_NAMED_URLS)) {
+        await app.inject({ url })
+        await app.inject({ url, headers: bearer(token) })
+      }
+      await app.inject({
+        url: '/ward-occupants',
+        headers: {
+          authorization: 'Bearer hunter2s',
+          'proxy-authorization': 'Basic hunter2t',
+          'x-api-key': 'hunter2u',
+          cookie: 'session=hunter2v',
+        },
+      })
+      const text = log()
+      t.ok(text.includes('"msg":"incoming request"'), 'requests were logged')
+      for (const [label, url] of Object.entries(SECRET_NAMED_URLS)) {
+        const secret = /hunter2[a-z]/.exec(url)?.[0] as string
+        t.notOk(text.includes(secret), `${label}: ${url} leaves no secret in the log`)
+      }
+      t.notOk(/hunter2[s-v]/.test(text), 'nor do secret headers')
+      if (withQueryValues) {
+        t.ok(text.includes('"url":"/ward-occupants?password=[redacted]"'), 'the redacted value is marked')
+        t.ok(text.includes('state=s'), 'a parameter not named as a secret keeps its value')
+      }
+    },
+  )
+}
