@@ -41,6 +41,10 @@ export type WardChange =
   | { op: 'reopen'; id: string }
   | { op: 'provider'; id: string; provider: string }
   | { op: 'remove'; id: string }
+  /** A merge (A40, A47) or a new visit number (A50): the stay's patient or encounter follows. */
+  | { op: 'relabel'; id: string; occupiedBy?: string; encounter?: string }
+  /** A50: the message log's rows of the old visit number follow it (out-of-order checks, retries). */
+  | { op: 'renumber-log'; from: string; to: string }
 
 export const PARK_CODES = [
   'out-of-order',
@@ -50,16 +54,22 @@ export const PARK_CODES = [
   'not-discharged',
   'nothing-to-cancel',
   'bed-taken-since',
+  // domain/adt-patient-events.ts
+  'not-in-bed',
+  'unknown-patient',
+  'unknown-encounter',
+  'encounter-taken',
+  'other-facility',
 ] as const
 export type ParkCode = (typeof PARK_CODES)[number]
 
 export type WardPlan = { kind: 'apply'; changes: WardChange[] } | { kind: 'park'; code: ParkCode; reason: string }
 
-const park = (code: ParkCode, reason: string): WardPlan => ({ kind: 'park', code, reason })
-const apply = (...changes: WardChange[]): WardPlan => ({ kind: 'apply', changes })
+export const park = (code: ParkCode, reason: string): WardPlan => ({ kind: 'park', code, reason })
+export const apply = (...changes: WardChange[]): WardPlan => ({ kind: 'apply', changes })
 
-const sameBed = (a: Location, b: Occupant) => a.facility === b.facility && a.bed === b.bed
-const where = (l: Location) => (l.facility === null ? `bed ${l.bed}` : `bed ${l.bed} of ${l.facility}`)
+export const sameBed = (a: Location, b: Occupant) => a.facility === b.facility && a.bed === b.bed
+export const where = (l: Location) => (l.facility === null ? `bed ${l.bed}` : `bed ${l.bed} of ${l.facility}`)
 
 /** A bed another occupant than `except` holds, under the exclusive policy. */
 function heldBy(state: WardState, location: Location, except: string | null): Occupant | null {
@@ -119,13 +129,19 @@ function cancelTransfer(m: WardMessage, state: WardState, active: Occupant): War
   return apply({ op: 'remove', id: active.id }, { op: 'reopen', id: previous.id })
 }
 
-/** The changes an event makes to the ward, or why it is parked. */
+/** Parked when the event is older than the last one applied to `encounter`; null: in order. */
+export function outOfOrder(m: WardMessage, encounter: string, lastAppliedAt: number | null): WardPlan | null {
+  if (lastAppliedAt === null || m.eventAt >= lastAppliedAt) return null
+  return park(
+    'out-of-order',
+    `the event (${new Date(m.eventAt).toISOString()}) is older than the last one applied to encounter ${encounter} (${new Date(lastAppliedAt).toISOString()})`,
+  )
+}
+
+/** The changes an event makes to the ward, or why it is parked (the events of adt-patient-events.ts: planAdt). */
 export function planWardChange(m: WardMessage, state: WardState, transferOnA08: boolean): WardPlan {
-  if (state.lastAppliedAt !== null && m.eventAt < state.lastAppliedAt)
-    return park(
-      'out-of-order',
-      `the event (${new Date(m.eventAt).toISOString()}) is older than the last one applied to encounter ${m.encounter} (${new Date(state.lastAppliedAt).toISOString()})`,
-    )
+  const late = outOfOrder(m, m.encounter, state.lastAppliedAt)
+  if (late) return late
   const active = state.encounterOccupants.find((o) => o.dischargedAt === null)
   const notAdmitted = () => park('not-admitted', `encounter ${m.encounter} has no active occupant`)
   switch (m.event) {
@@ -153,5 +169,7 @@ export function planWardChange(m: WardMessage, state: WardState, transferOnA08: 
       if (holder) return park('bed-taken-since', `${where(last as Location)} was taken since by occupant ${holder.id}`)
       return apply({ op: 'reopen', id: last.id })
     }
+    default:
+      throw new Error(`an ${m.event} is planned by planAdt (domain/adt-patient-events.ts)`)
   }
 }
