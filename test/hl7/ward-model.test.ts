@@ -2,159 +2,287 @@ import fc from 'fast-check'
 import { test } from 'tap'
 import { buildTestApp } from '../helper.js'
 import { propertyRuns } from '../property-runs.js'
-import { ackOf, openSender } from './client.js'
+import { ackOf, openSender, type Sender } from './client.js'
 import { adt } from './messages.js'
 import { occupants } from './ward.js'
+import { MODEL_EVENTS, type ModelEvent, type ModelMessage, WardModel } from './ward-model.js'
 
 /**
- * Drawn sequences of A01/A02/A03/A08/A11/A12/A13 over a few encounters and beds, some sent late
- * (an event time before the last one applied), through a real MLLP client, checked against a
- * small ward model of our own: which encounter lies in which bed, how many stays each has, and
- * which messages were parked.
+ * Model-based: fast-check draws commands, each an ADT event. Most are aimed at the ward as the
+ * model has it (an A12 at a visit with a transfer to cancel, an A17 at two patients in bed ...),
+ * so that every path is reached, not only the parking ones; the rest are drawn blind and mostly
+ * park. Each is sent through a real MLLP client; its ACK must say what the model says, and after
+ * each run the stays (visit, bed, patient, doctor, times) must be the model's. The run set fails
+ * unless every event was applied at least FLOOR times, and each cancel after more than one earlier
+ * stay (where cancelling the wrong stay shows).
  */
-const EVENTS = ['A01', 'A02', 'A03', 'A08', 'A11', 'A12', 'A13'] as const
-type Event = (typeof EVENTS)[number]
-interface Drawn {
-  event: Event
-  encounter: number
+const BEDS = [1, 2, 3, 4]
+const RUNS = propertyRuns(24)
+const FLOOR = Math.max(1, Math.round(RUNS / 8))
+const MINUTE = 60_000
+
+interface Draw {
+  event: ModelEvent
+  /** Aimed at a target the model has (a precondition); else drawn blind. */
+  aimed: boolean
+  pick: number
+  pick2: number
   bed: number
-  /** Minutes before the previous message's time (0: in order). */
+  /** Minutes before the clock (0: in order). */
   late: number
+  provider: number | null
+  /** PV1-45 this many minutes before the event (0: none). */
+  left: number
+  /** A17: PV1-3 names each patient's bed (true) or the bed each goes to. */
+  currentBeds: boolean
 }
 
-interface Stay {
-  seq: number
-  encounter: number
-  bed: number
-  at: number
-  active: boolean
-}
+type Skeleton = Omit<ModelMessage, 'at' | 'left'>
+const nth = <T>(items: T[], i: number): T | undefined => (items.length === 0 ? undefined : items[i % items.length])
+const doctor = (d: Draw) => (d.provider === null ? null : `DR${d.provider}`)
 
-/** The ward as the rules describe it; returns whether the message changed (or would change) the ward, or parks. */
-class WardModel {
-  stays: Stay[] = []
-  lastApplied = new Map<number, number>()
-  private seq = 0
-
-  private staysOf(encounter: number): Stay[] {
-    // Newest first: by time, then by creation.
-    return this.stays.filter((s) => s.encounter === encounter).sort((a, b) => b.at - a.at || b.seq - a.seq)
+/** The message a command sends, aimed at the model's ward, or null when it has no target now. */
+function aimed(m: WardModel, d: Draw, fresh: () => string): Skeleton | null {
+  const slots = m.visits.map((encounter, i) => ({ encounter, patient: m.patients[i] as string }))
+  const active = slots.filter((s) => m.activeOf(s.encounter))
+  const idle = slots.filter((s) => !m.activeOf(s.encounter))
+  const free = BEDS.filter((b) => !m.holder(b))
+  const base = (s: { encounter: string; patient: string }, bed: number | null): Skeleton => ({
+    event: d.event,
+    encounter: s.encounter,
+    patient: s.patient,
+    bed,
+    provider: doctor(d),
+  })
+  const deepest = <T extends { encounter: string }>(list: T[]) => {
+    const deep = list.filter((s) => m.staysOf(s.encounter).length > 2)
+    return nth(deep.length > 0 ? deep : list, d.pick)
   }
-  private holder(bed: number): Stay | undefined {
-    return this.stays.find((s) => s.active && s.bed === bed)
-  }
-  private admit(encounter: number, bed: number, at: number): void {
-    this.stays.push({ seq: this.seq++, encounter, bed, at, active: true })
-  }
-  private move(current: Stay, bed: number, at: number): boolean {
-    if (current.bed === bed) return true
-    if (this.holder(bed)) return false
-    current.active = false
-    this.admit(current.encounter, bed, at)
-    return true
-  }
-
-  apply(m: Drawn, at: number): 'applied' | 'parked' {
-    const last = this.lastApplied.get(m.encounter)
-    if (last !== undefined && at < last) return 'parked'
-    const ok = this.decide(m, at)
-    if (ok) this.lastApplied.set(m.encounter, at)
-    return ok ? 'applied' : 'parked'
-  }
-
-  private decide(m: Drawn, at: number): boolean {
-    const mine = this.staysOf(m.encounter)
-    const active = mine.find((s) => s.active)
-    switch (m.event) {
-      case 'A01':
-        if (active || this.holder(m.bed)) return false
-        this.admit(m.encounter, m.bed, at)
-        return true
-      case 'A02':
-      case 'A08':
-        return active ? this.move(active, m.bed, at) : false
-      case 'A03':
-        if (!active) return false
-        active.active = false
-        return true
-      case 'A11':
-        if (!active || mine.length > 1) return false
-        this.stays = this.stays.filter((s) => s !== active)
-        return true
-      case 'A12': {
-        const previous = active && mine.find((s) => s !== active && !s.active)
-        if (!active || !previous) return false
-        const other = this.holder(previous.bed)
-        if (other && other !== active) return false
-        this.stays = this.stays.filter((s) => s !== active)
-        previous.active = true
-        return true
-      }
-      case 'A13': {
-        const newest = mine[0]
-        if (active || !newest) return false
-        if (this.holder(newest.bed)) return false
-        newest.active = true
-        return true
-      }
+  switch (d.event) {
+    case 'A01':
+    case 'A06': {
+      const s = nth(idle, d.pick)
+      const bed = nth(free, d.pick2)
+      return s && bed ? base(s, bed) : null
+    }
+    case 'A02':
+    case 'A08': {
+      const s = nth(active, d.pick)
+      const current = s && (m.activeOf(s.encounter)?.bed as number)
+      const bed = nth(d.event === 'A08' ? [current as number, ...free] : free, d.pick2)
+      return s && bed ? base(s, bed) : null
+    }
+    case 'A03':
+    case 'A07': {
+      const s = nth(active, d.pick)
+      return s ? base(s, null) : null
+    }
+    case 'A11': {
+      const s = nth(
+        active.filter((v) => m.staysOf(v.encounter).length === 1),
+        d.pick,
+      )
+      return s ? base(s, null) : null
+    }
+    case 'A12': {
+      const s = deepest(
+        active.filter((v) => {
+          const [now, previous] = m.staysOf(v.encounter).filter((x, i) => i === 0 || x.dischargedAt !== null)
+          return previous !== undefined && (previous.bed === now?.bed || !m.holder(previous.bed))
+        }),
+      )
+      return s ? base(s, null) : null
+    }
+    case 'A13': {
+      const s = deepest(
+        idle.filter((v) => {
+          const newest = m.staysOf(v.encounter)[0]
+          return newest !== undefined && !m.holder(newest.bed)
+        }),
+      )
+      return s ? base(s, null) : null
+    }
+    case 'A54':
+    case 'A55': {
+      const s = nth(d.event === 'A55' ? active.filter((v) => m.doctorBefore.has(v.encounter)) : active, d.pick)
+      if (!s) return null
+      const restored = m.doctorBefore.get(s.encounter)
+      const provider = d.event === 'A55' ? restored : `DR${d.provider ?? 0}`
+      return provider ? { ...base(s, null), provider } : null
+    }
+    case 'A17': {
+      const a = nth(active, d.pick)
+      const b = nth(
+        active.filter((v) => v !== a),
+        d.pick2,
+      )
+      if (!a || !b) return null
+      const [bedA, bedB] = [a, b].map((v) => m.activeOf(v.encounter)?.bed as number) as [number, number]
+      const swap = { encounter: b.encounter, patient: b.patient, bed: d.currentBeds ? bedB : bedA, provider: null }
+      return { ...base(a, d.currentBeds ? bedA : bedB), swap }
+    }
+    case 'A40':
+    case 'A47': {
+      const from = nth([...new Set(m.stays.map((s) => s.patient))], d.pick)
+      return from
+        ? { event: d.event, encounter: '', patient: fresh(), bed: null, provider: null, mergeFrom: from }
+        : null
+    }
+    case 'A50': {
+      const s = nth(
+        slots.filter((v) => m.staysOf(v.encounter).length > 0),
+        d.pick,
+      )
+      return s ? { ...base(s, null), encounter: `${s.encounter}n${fresh()}`, previousEncounter: s.encounter } : null
     }
   }
 }
 
-const drawn = fc.record({
-  event: fc.constantFrom(...EVENTS),
-  encounter: fc.integer({ min: 1, max: 3 }),
-  bed: fc.integer({ min: 1, max: 3 }),
-  late: fc.oneof({ weight: 5, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 90 }) }),
-})
+/** A message drawn blind: any visit, any bed; it parks more often than not. */
+function blind(m: WardModel, d: Draw, fresh: () => string): Skeleton {
+  const i = d.pick % 3
+  const s = { event: d.event, encounter: m.visits[i] as string, patient: m.patients[i] as string }
+  const provider = doctor(d) ?? (d.event === 'A54' || d.event === 'A55' ? 'DR0' : null)
+  switch (d.event) {
+    case 'A17': {
+      const j = (i + 1 + (d.pick2 % 2)) % 3
+      const other = { encounter: m.visits[j] as string, patient: m.patients[j] as string, provider: null }
+      return { ...s, bed: d.bed, provider, swap: { ...other, bed: BEDS[d.pick2 % BEDS.length] as number } }
+    }
+    case 'A40':
+    case 'A47':
+      return { ...s, encounter: '', patient: fresh(), bed: null, provider: null, mergeFrom: `${s.patient}x` }
+    case 'A50':
+      // An unknown old number, or a new one another visit holds.
+      return d.pick2 % 2 === 0
+        ? { ...s, encounter: `${s.encounter}n${fresh()}`, bed: null, provider, previousEncounter: `${s.encounter}x` }
+        : { ...s, encounter: m.visits[(i + 1) % 3] as string, bed: null, provider, previousEncounter: s.encounter }
+    default:
+      return { ...s, bed: d.bed, provider }
+  }
+}
 
-test('the ward after any drawn ADT sequence is what the model says', async (t) => {
+interface Real {
+  sender: Sender
+  facility: string
+  clock: number
+  sent: number
+  fresh: number
+  tally: Map<string, number>
+}
+
+const stamp = (at: number) => new Date(at).toISOString().replace(/[-:T]/g, '').slice(0, 12)
+const count = (tally: Map<string, number>, key: string) => tally.set(key, (tally.get(key) ?? 0) + 1)
+
+function hl7(r: Real, m: ModelMessage): string {
+  const merge = m.event === 'A40' || m.event === 'A47'
+  return adt({
+    event: m.event,
+    control: `${r.facility}-${r.sent}`,
+    encounter: m.encounter === '' ? undefined : m.encounter,
+    patient: m.patient,
+    facility: r.facility,
+    ...(m.bed === null ? {} : { bed: `B${m.bed}` }),
+    ...(m.provider === null ? {} : { provider: m.provider }),
+    at: stamp(m.at),
+    ...(m.left === null ? {} : { dischargedAt: stamp(m.left) }),
+    ...(m.swap ? { swap: { ...m.swap, bed: `B${m.swap.bed}`, provider: m.swap.provider ?? undefined } } : {}),
+    ...(merge ? { mrg: { patient: m.mergeFrom } } : {}),
+    ...(m.event === 'A50' ? { mrg: { visit: m.previousEncounter } } : {}),
+  })
+}
+
+class Send implements fc.AsyncCommand<WardModel, Real> {
+  constructor(readonly d: Draw) {}
+  // Only a fresh name needs the real side's counter: the target is read from the model alone.
+  check(m: Readonly<WardModel>): boolean {
+    return !this.d.aimed || aimed(m as WardModel, this.d, () => 'check') !== null
+  }
+  async run(m: WardModel, r: Real): Promise<void> {
+    const fresh = () => `${r.facility}-M${r.fresh++}`
+    const skeleton = (this.d.aimed ? aimed(m, this.d, fresh) : null) ?? blind(m, this.d, fresh)
+    r.clock += MINUTE
+    r.sent++
+    const at = r.clock - this.d.late * MINUTE
+    const message: ModelMessage = { ...skeleton, at, left: this.d.left > 0 ? at - this.d.left * MINUTE : null }
+    const expected = m.apply(message)
+    const ack = ackOf(await r.sender.send(hl7(r, message)))
+    if (ack.code !== 'AA') throw new Error(`${message.event}: ${ack.code} ${ack.text}`)
+    const status = ack.text.startsWith('parked') ? 'parked' : 'applied'
+    if (status !== expected.status)
+      throw new Error(`${JSON.stringify(message)}: the model says ${expected.status}, the ward ${ack.text}`)
+    count(r.tally, `${message.event} ${status}`)
+    if (expected.deepCancel) count(r.tally, `${message.event} after more than one earlier stay`)
+  }
+  toString(): string {
+    return JSON.stringify(this.d)
+  }
+}
+
+const draw: fc.Arbitrary<Draw> = fc.record({
+  event: fc.constantFrom(...MODEL_EVENTS),
+  aimed: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+  pick: fc.nat(11),
+  pick2: fc.nat(11),
+  bed: fc.constantFrom(...BEDS),
+  late: fc.oneof({ weight: 12, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 90 }) }),
+  provider: fc.option(fc.integer({ min: 1, max: 4 }), { freq: 2 }),
+  left: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 30 }) }),
+  currentBeds: fc.boolean(),
+})
+const commands = fc.commands([draw.map((d) => new Send(d))], { maxCommands: 60, size: 'max' })
+
+test('the ward after any drawn ADT sequence is what the model says, and every path was reached', async (t) => {
   const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0, HL7_TIMEZONE: 'UTC', HL7_A08_TRANSFERS: true })
   const sender = await openSender(app.hl7.port as number)
   t.teardown(() => sender.close())
+  const tally = new Map<string, number>()
   let run = 0
-  let parkedSeen = 0
+  let sent = 0
   await fc.assert(
-    fc.asyncProperty(fc.array(drawn, { minLength: 1, maxLength: 25 }), async (sequence) => {
+    fc.asyncProperty(commands, async (cmds) => {
       run++
-      // Each run a facility and encounters of its own, in the one app.
+      // Each run a facility and visits of its own, in the one app.
       const facility = `R${run}`
-      const model = new WardModel()
-      const expected: string[] = []
-      const statuses: string[] = []
-      let clock = Date.UTC(2026, 0, 1)
-      for (const [i, m] of sequence.entries()) {
-        clock += 60_000
-        const at = clock - m.late * 60_000
-        expected.push(model.apply(m, at))
-        const stamp = new Date(at).toISOString().replace(/[-:T]/g, '').slice(0, 12)
-        const ack = ackOf(
-          await sender.send(
-            adt({
-              event: m.event,
-              control: `${facility}-${i}`,
-              encounter: `${facility}-E${m.encounter}`,
-              bed: `B${m.bed}`,
-              facility,
-              at: stamp,
-            }),
-          ),
+      const model = new WardModel(facility)
+      const real: Real = { sender, facility, clock: Date.UTC(2026, 0, 1), sent: 0, fresh: 0, tally: new Map() }
+      await fc.asyncModelRun(() => ({ model, real }), cmds)
+      sent += real.sent
+      for (const [key, n] of real.tally) tally.set(key, (tally.get(key) ?? 0) + n)
+      const key = (s: {
+        encounter: string
+        bed: number
+        patient: string
+        provider: string | null
+        occupiedAt: number
+        dischargedAt: number | null
+      }) => [s.encounter, `B${s.bed}`, s.patient, s.provider ?? '-', s.occupiedAt, s.dischargedAt ?? 'active'].join(' ')
+      const actual = (await occupants(app, tokens.admin, `&facility=${facility}`)).map((o) =>
+        key({
+          encounter: o.encounter,
+          bed: Number(o.bed.slice(1)),
+          patient: o.occupiedBy,
+          provider: o.provider ?? null,
+          occupiedAt: o.occupiedAt,
+          dischargedAt: o.dischargedAt ?? null,
+        }),
+      )
+      if (JSON.stringify(actual.sort()) !== JSON.stringify(model.stays.map(key).sort()))
+        throw new Error(
+          `run ${run}: the stays\nward:  ${actual.join('\n       ')}\nmodel: ${model.stays.map(key).sort().join('\n       ')}`,
         )
-        if (ack.code !== 'AA') throw new Error(`${m.event}: ${ack.code} ${ack.text}`)
-        statuses.push(ack.text.startsWith('parked') ? 'parked' : 'applied')
-      }
-      parkedSeen += statuses.filter((s) => s === 'parked').length
-      const actual = (await occupants(app, tokens.admin, `&facility=${facility}`)).map((o) => ({
-        encounter: Number(o.encounter.split('-E')[1]),
-        bed: Number(o.bed.slice(1)),
-        active: o.dischargedAt === undefined,
-      }))
-      const model_ = model.stays.map((s) => ({ encounter: s.encounter, bed: s.bed, active: s.active }))
-      const key = (s: { encounter: number; bed: number; active: boolean }) => `${s.encounter}/${s.bed}/${s.active}`
-      t.same(statuses, expected, `run ${run}: applied or parked, message by message`)
-      t.same(actual.map(key).sort(), model_.map(key).sort(), `run ${run}: the stays`)
     }),
-    { numRuns: propertyRuns(40), ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}) },
+    { numRuns: RUNS, ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}) },
   )
-  t.ok(parkedSeen > 0, 'some messages were parked: the property reached the parking paths')
+  const reached = Object.fromEntries([...tally].sort())
+  t.comment(`${sent} messages in ${run} runs (${(sent / run).toFixed(1)} a run): ${JSON.stringify(reached)}`)
+  for (const event of MODEL_EVENTS)
+    t.ok((tally.get(`${event} applied`) ?? 0) >= FLOOR, `${event} applied at least ${FLOOR} times`)
+  for (const cancel of ['A12', 'A13'])
+    t.ok(
+      (tally.get(`${cancel} after more than one earlier stay`) ?? 0) >= FLOOR,
+      `${cancel} applied after more than one earlier stay at least ${FLOOR} times`,
+    )
+  const parked = [...tally].filter(([k]) => k.endsWith('parked')).reduce((n, [, v]) => n + v, 0)
+  t.ok(parked >= FLOOR, 'some messages were parked: the property reached the parking paths')
 })
