@@ -7,7 +7,7 @@ import type { Hl7Message, Hl7Segment } from '@medplum/core'
 import { isPatientEvent, type PatientEventFields, readPatientEvent } from './adt-patient-message.js'
 import { parseHl7Time } from './hl7-time.js'
 
-/** The events that change the ward; every other ADT trigger is acknowledged and ignored. */
+/** The events the ward applies or parks; every other ADT trigger is acknowledged and ignored. */
 export const WARD_EVENTS = [
   'A01',
   'A02',
@@ -25,6 +25,18 @@ export const WARD_EVENTS = [
   'A50',
   'A54',
   'A55',
+  // Merges and moves it cannot follow: parked for an admin (UNFOLLOWED in adt-patient-message.ts).
+  'A18',
+  'A23',
+  'A30',
+  'A34',
+  'A36',
+  'A39',
+  'A42',
+  'A43',
+  'A44',
+  'A45',
+  'A46',
 ] as const
 export type WardEventCode = (typeof WARD_EVENTS)[number]
 

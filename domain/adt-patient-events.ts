@@ -4,7 +4,7 @@
  * whose rules they reuse where the standard says they mean the same. Pure, as adt-ward.ts.
  */
 import type { Location, WardMessage } from './adt-message.js'
-import { isPatientEvent } from './adt-patient-message.js'
+import { isPatientEvent, isUnfollowed, UNFOLLOWED } from './adt-patient-message.js'
 import {
   apply,
   type Occupant,
@@ -134,6 +134,11 @@ function renumber(m: WardMessage, state: PatientEventState): WardPlan {
 /** The changes any ward event makes, or why it is parked. */
 export function planAdt(m: WardMessage, state: PatientEventState, transferOnA08: boolean): WardPlan {
   if (!isPatientEvent(m.event)) return planWardChange(m, state, transferOnA08)
+  if (isUnfollowed(m.event))
+    return park(
+      'not-followed',
+      `the ward does not follow an ${m.event} (${UNFOLLOWED[m.event]}); check the ward, correct it by hand, then dismiss this message`,
+    )
   switch (m.event) {
     case 'A06':
       return changeToInpatient(m, state, transferOnA08)

@@ -16,8 +16,38 @@ import {
   type WardMessage,
 } from './adt-message.js'
 
-export const PATIENT_EVENTS = ['A06', 'A07', 'A17', 'A40', 'A47', 'A50', 'A54', 'A55'] as const
+/**
+ * Merges and moves the ward cannot follow (it keeps no account numbers, no person links, and one
+ * patient a stay): each may change who lies in a bed or the patient or visit of a stay, so it is
+ * parked, an admin told, never ignored. Each says what it may have changed.
+ */
+export const UNFOLLOWED = {
+  A18: 'merge patient information (MRG-1 into PID-3): the stays of MRG-1 may be of another patient now',
+  A23: 'delete a patient record: a stay of the visit may have to be removed',
+  A30: 'merge person information (MRG-1 into PID-3): the stays of MRG-1 may be of another patient now',
+  A34: 'merge patient information, patient id only: the stays of MRG-1 may be of another patient now',
+  A36: 'merge patient information, patient id and account: the stays of MRG-1 may be of another patient now',
+  A39: 'merge person, patient id: the stays of MRG-1 may be of another patient now',
+  A42: 'merge visit (MRG-5 into PV1-19): the stays of visit MRG-5 may belong to another visit now',
+  A43: "move patient information: a visit of MRG-1 may be PID-3's now",
+  A44: "move account information: the visits of an account (the ward keeps none) may be PID-3's now",
+  A45: "move visit information: visit MRG-5 may be PID-3's now",
+  A46: 'change patient id (PID-3 replaces MRG-1): the stays of MRG-1 may carry an old id now',
+} as const
+
+export const PATIENT_EVENTS = [
+  'A06',
+  'A07',
+  'A17',
+  'A40',
+  'A47',
+  'A50',
+  'A54',
+  'A55',
+  ...(Object.keys(UNFOLLOWED) as (keyof typeof UNFOLLOWED)[]),
+] as const
 export type PatientEventCode = (typeof PATIENT_EVENTS)[number]
+export const isUnfollowed = (event: string): event is keyof typeof UNFOLLOWED => Object.hasOwn(UNFOLLOWED, event)
 
 export const isPatientEvent = (event: string): event is PatientEventCode =>
   (PATIENT_EVENTS as readonly string[]).includes(event)
@@ -100,7 +130,8 @@ export function readPatientEvent(
   settings: AdtSettings,
   event: PatientEventCode,
 ): WardMessage | Rejection {
-  const merge = event === 'A40' || event === 'A47'
+  // Read only for the log: which visit and facility, and when; they are parked whatever they say.
+  const merge = event === 'A40' || event === 'A47' || isUnfollowed(event)
   const pv1 = message.getSegment('PV1')
   if (!pv1 && !merge) return { field: 'PV1', reason: `an ${event} needs a PV1 segment`, code: 100 }
   const encounter = component(pv1, 19, 1)
@@ -140,6 +171,7 @@ export function readPatientEvent(
     if (long) return long
     read.swapWith = other
   }
+  if (isUnfollowed(event)) return read
   if (merge) {
     const merges = mergesOf(message, settings, event)
     if (isRejection(merges)) return merges

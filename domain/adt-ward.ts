@@ -60,6 +60,7 @@ export const PARK_CODES = [
   'unknown-encounter',
   'encounter-taken',
   'other-facility',
+  'not-followed',
 ] as const
 export type ParkCode = (typeof PARK_CODES)[number]
 

@@ -276,3 +276,55 @@ test('A50: the stays and the message log follow the new visit number; a parked m
   t.match(await send({ event: 'A50', encounter: 'V3', at: at('1103') }), { code: 'AR', err: /MRG\^1\^5/ })
   t.equal((await send({ event: 'A03', encounter: 'V2', at: at('1200') })).text, 'applied', 'later events find it')
 })
+
+test('merges and moves the ward cannot follow are parked for an admin; events with no bearing on a bed are ignored', async (t) => {
+  const { app, tokens, send, log } = await ward(t)
+  await send({ event: 'A01', encounter: 'E1', patient: 'OLD', bed: 'B1', at: at('0900') })
+  const before = await occupants(app, tokens.admin)
+  const parked = ['A18', 'A23', 'A30', 'A34', 'A36', 'A39', 'A42', 'A43', 'A44', 'A45', 'A46']
+  for (const event of parked) {
+    const ack = await send({
+      event,
+      encounter: 'E1',
+      patient: 'NEW',
+      mrg: { patient: 'OLD', visit: 'E1' },
+      at: at('1000'),
+    })
+    t.match(ack, { code: 'AA', text: new RegExp(`^parked: the ward does not follow an ${event} \\(`) }, event)
+  }
+  for (const event of [
+    'A04',
+    'A05',
+    'A09',
+    'A10',
+    'A24',
+    'A28',
+    'A31',
+    'A35',
+    'A37',
+    'A38',
+    'A41',
+    'A48',
+    'A49',
+    'A51',
+    'A60',
+    'A61',
+    'A62',
+  ])
+    t.match(await send({ event, encounter: 'E1', bed: 'B1', at: at('1000') }), { code: 'AA', text: /^ignored/ }, event)
+  t.same(await occupants(app, tokens.admin), before, 'nothing changed')
+  const rows = await log()
+  t.same(
+    rows
+      .filter((m) => m.status === 'parked')
+      .map((m) => [m.event, m.parkCode])
+      .reverse(),
+    parked.map((e) => [e, 'not-followed']),
+  )
+  const notes = await app.inject({
+    method: 'GET',
+    url: '/notifications?code=hl7-parked',
+    headers: bearer(tokens.admin),
+  })
+  t.ok(notes.json().notifications.length >= 1, 'admins are told')
+})

@@ -219,8 +219,26 @@ class Send implements fc.AsyncCommand<WardModel, Real> {
   }
 }
 
+/** Transfers and cancels weigh more: a cancel after several stays needs the stays first. */
+const WEIGHTS: Record<ModelEvent, number> = {
+  A01: 3,
+  A02: 4,
+  A03: 2,
+  A08: 2,
+  A11: 1,
+  A12: 3,
+  A13: 3,
+  A06: 2,
+  A07: 2,
+  A17: 2,
+  A40: 1,
+  A47: 1,
+  A50: 1,
+  A54: 2,
+  A55: 2,
+}
 const draw: fc.Arbitrary<Draw> = fc.record({
-  event: fc.constantFrom(...MODEL_EVENTS),
+  event: fc.oneof(...MODEL_EVENTS.map((e) => ({ weight: WEIGHTS[e], arbitrary: fc.constant(e) }))),
   aimed: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
   pick: fc.nat(11),
   pick2: fc.nat(11),
