@@ -225,7 +225,7 @@ const WEIGHTS: Record<ModelEvent, number> = {
   A02: 4,
   A03: 2,
   A08: 2,
-  A11: 1,
+  A11: 2,
   A12: 3,
   A13: 3,
   A06: 2,
@@ -235,7 +235,7 @@ const WEIGHTS: Record<ModelEvent, number> = {
   A47: 1,
   A50: 1,
   A54: 2,
-  A55: 2,
+  A55: 3,
 }
 const draw: fc.Arbitrary<Draw> = fc.record({
   event: fc.oneof(...MODEL_EVENTS.map((e) => ({ weight: WEIGHTS[e], arbitrary: fc.constant(e) }))),
