@@ -136,13 +136,15 @@ export function readPatientEvent(
   if (!pv1 && !merge) return { field: 'PV1', reason: `an ${event} needs a PV1 segment`, code: 100 }
   const encounter = component(pv1, 19, 1)
   if (encounter === '' && !merge) return required('PV1-19', 'visit number, the encounter', event)
-  const location = pv1 ? locationOf(pv1, settings) : null
+  // A doctor change never moves anyone: its PV1-3 files it under no other facility than its stay's.
+  const doctorOnly = event === 'A54' || event === 'A55'
+  const location = pv1 && !doctorOnly ? locationOf(pv1, settings) : null
   const patient = patientId(message.getSegment('PID'), settings.patientIdType)
   const provider = component(pv1, 7, 1) || null
   // An A06 with a bed admits: it needs the patient, as an A01 does.
   if (event === 'A06' && location !== null && patient === '') return required('PID-3', 'patient identifier', event)
   if (event === 'A17' && location === null) return required('PV1-3', 'bed of the first patient', event)
-  if ((event === 'A54' || event === 'A55') && provider === null) return required('PV1-7', 'attending doctor', event)
+  if (doctorOnly && provider === null) return required('PV1-7', 'attending doctor', event)
   for (const [field, value] of [
     ['PV1-19', encounter],
     ['PID-3', patient],

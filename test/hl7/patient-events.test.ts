@@ -120,6 +120,17 @@ test('A17 is parked, naming the encounter, when one of them is not in the beds i
     { code: 'AA', text: /parked: encounter E9 \(second group\) has no active occupant/ },
   )
   t.match(await send({ event: 'A17', encounter: 'E1', bed: 'B2', at: at('1002') }), { code: 'AR', err: /PV1/ })
+  t.match(
+    await send({
+      event: 'A17',
+      encounter: 'E1',
+      bed: 'B2',
+      at: at('1003'),
+      swap: { patient: 'P-3', encounter: 'E3', bed: 'B1', facility: 'OTHER' },
+    }),
+    { code: 'AA', text: /^parked: the A17 names beds of facility FAC1 and of facility OTHER/ },
+  )
+  t.same(await occupants(app, tokens.admin), before, 'still nothing changed')
 })
 
 test('A06 with a bed admits like an A01 (or finds the patient there); A07 discharges; A13 cancels it', async (t) => {
@@ -274,6 +285,10 @@ test('A50: the stays and the message log follow the new visit number; a parked m
     ['other-facility', 'encounter-taken', 'unknown-encounter'],
   )
   t.match(await send({ event: 'A50', encounter: 'V3', at: at('1103') }), { code: 'AR', err: /MRG\^1\^5/ })
+  t.match(await send({ event: 'A50', encounter: 'V'.repeat(201), mrg: { visit: 'V2' }, at: at('1104') }), {
+    code: 'AR',
+    err: /PV1\^1\^19/,
+  })
   t.equal((await send({ event: 'A03', encounter: 'V2', at: at('1200') })).text, 'applied', 'later events find it')
 })
 

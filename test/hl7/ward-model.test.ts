@@ -18,7 +18,7 @@ import { MODEL_EVENTS, type ModelEvent, type ModelMessage, WardModel } from './w
  */
 const BEDS = [1, 2, 3, 4]
 const RUNS = propertyRuns(24)
-const FLOOR = Math.max(1, Math.round(RUNS / 8))
+const FLOOR = Math.max(1, Math.round(RUNS / 12))
 const MINUTE = 60_000
 
 interface Draw {
@@ -67,7 +67,11 @@ function aimed(m: WardModel, d: Draw, fresh: () => string): Skeleton | null {
     }
     case 'A02':
     case 'A08': {
-      const s = nth(active, d.pick)
+      // Half of them pile stays on one visit: an A12 after several transfers needs them.
+      const s =
+        d.pick % 2 === 0
+          ? (deepest(active.filter((v) => m.staysOf(v.encounter).length > 1)) ?? nth(active, d.pick))
+          : nth(active, d.pick)
       const current = s && (m.activeOf(s.encounter)?.bed as number)
       const bed = nth(d.event === 'A08' ? [current as number, ...free] : free, d.pick2)
       return s && bed ? base(s, bed) : null
@@ -230,10 +234,10 @@ const WEIGHTS: Record<ModelEvent, number> = {
   A13: 3,
   A06: 2,
   A07: 2,
-  A17: 2,
-  A40: 1,
+  A17: 3,
+  A40: 2,
   A47: 1,
-  A50: 1,
+  A50: 2,
   A54: 2,
   A55: 3,
 }
