@@ -117,7 +117,8 @@ function aimed(m: WardModel, d: Draw, fresh: () => string): Skeleton | null {
     case 'A17': {
       const a = nth(active, d.pick)
       const b = nth(
-        active.filter((v) => v !== a),
+        // Two slots may hold one visit since an A50 gave one the other's number.
+        active.filter((v) => v.encounter !== a?.encounter),
         d.pick2,
       )
       if (!a || !b) return null
@@ -137,7 +138,7 @@ function aimed(m: WardModel, d: Draw, fresh: () => string): Skeleton | null {
         slots.filter((v) => m.staysOf(v.encounter).length > 0),
         d.pick,
       )
-      return s ? { ...base(s, null), encounter: `${s.encounter}n${fresh()}`, previousEncounter: s.encounter } : null
+      return s ? { ...base(s, null), encounter: fresh().replace('-M', '-V'), previousEncounter: s.encounter } : null
     }
   }
 }
@@ -150,7 +151,9 @@ function blind(m: WardModel, d: Draw, fresh: () => string): Skeleton {
   switch (d.event) {
     case 'A17': {
       const j = (i + 1 + (d.pick2 % 2)) % 3
-      const other = { encounter: m.visits[j] as string, patient: m.patients[j] as string, provider: null }
+      // The same visit twice is an AR, not a ward question: another (unknown) visit then.
+      const encounter = m.visits[j] === s.encounter ? `${s.encounter}y` : (m.visits[j] as string)
+      const other = { encounter, patient: m.patients[j] as string, provider: null }
       return { ...s, bed: d.bed, provider, swap: { ...other, bed: BEDS[d.pick2 % BEDS.length] as number } }
     }
     case 'A40':
@@ -158,8 +161,8 @@ function blind(m: WardModel, d: Draw, fresh: () => string): Skeleton {
       return { ...s, encounter: '', patient: fresh(), bed: null, provider: null, mergeFrom: `${s.patient}x` }
     case 'A50':
       // An unknown old number, or a new one another visit holds.
-      return d.pick2 % 2 === 0
-        ? { ...s, encounter: `${s.encounter}n${fresh()}`, bed: null, provider, previousEncounter: `${s.encounter}x` }
+      return d.pick2 % 2 === 0 || m.visits[(i + 1) % 3] === s.encounter
+        ? { ...s, encounter: fresh().replace('-M', '-V'), bed: null, provider, previousEncounter: `${s.encounter}x` }
         : { ...s, encounter: m.visits[(i + 1) % 3] as string, bed: null, provider, previousEncounter: s.encounter }
     default:
       return { ...s, bed: d.bed, provider }
