@@ -6,10 +6,40 @@
 import type { Hl7Message, Hl7Segment } from '@medplum/core'
 import { WardOccupantCreate } from '../schemas/ward-occupants.js'
 import { headerRejection } from './adt-header-rules.js'
+import { isPatientEvent, type PatientEventFields, readPatientEvent } from './adt-patient-message.js'
 import { parseHl7Time } from './hl7-time.js'
 
-/** The events that change the ward; every other ADT trigger is acknowledged and ignored. */
-export const WARD_EVENTS = ['A01', 'A02', 'A03', 'A08', 'A11', 'A12', 'A13'] as const
+/** The events the ward applies or parks; every other ADT trigger is acknowledged and ignored. */
+export const WARD_EVENTS = [
+  'A01',
+  'A02',
+  'A03',
+  'A08',
+  'A11',
+  'A12',
+  'A13',
+  // Who lies where, which patient, which visit (domain/adt-patient-events.ts).
+  'A06',
+  'A07',
+  'A17',
+  'A40',
+  'A47',
+  'A50',
+  'A54',
+  'A55',
+  // Merges and moves it cannot follow: parked for an admin (UNFOLLOWED in adt-patient-message.ts).
+  'A18',
+  'A23',
+  'A30',
+  'A34',
+  'A36',
+  'A39',
+  'A42',
+  'A43',
+  'A44',
+  'A45',
+  'A46',
+] as const
 export type WardEventCode = (typeof WARD_EVENTS)[number]
 
 export interface AdtSettings {
@@ -42,8 +72,9 @@ export interface Location {
   bed: string
 }
 
-export interface WardMessage {
+export interface WardMessage extends PatientEventFields {
   event: WardEventCode
+  /** PV1-19; empty on an A40/A47 without PV1 (a merge names patients, not a visit). */
   encounter: string
   /** Absent on the events that need none (A03, A08 without a move, the cancellations). */
   patient: string | null
@@ -89,7 +120,7 @@ export function unescapeValue(value: string, escapeChar = '\\'): string {
   })
 }
 
-function component(segment: Hl7Segment | undefined, field: number, part: number, repetition = 0): string {
+export function component(segment: Hl7Segment | undefined, field: number, part: number, repetition = 0): string {
   if (!segment) return ''
   return unescapeValue(segment.getComponent(field, part, undefined, repetition), segment.context.escapeCharacter).trim()
 }
@@ -114,18 +145,36 @@ export function readHeader(message: Hl7Message, timeZone: string): MessageHeader
   }
 }
 
-/** The PID-3 repetition whose identifier type (CX-5) is `type`, else the first one. */
-function patientId(pid: Hl7Segment | undefined, type: string): string {
+/** The PID-3 (or MRG-1: `field` 1) repetition whose identifier type (CX-5) is `type`, else the first one. */
+export function patientId(pid: Hl7Segment | undefined, type: string, field = 3): string {
   if (!pid) return ''
-  const repetitions = pid.getField(3).components.length
+  const repetitions = pid.getField(field).components.length
   for (let r = 0; r < repetitions; r++) {
-    if (component(pid, 3, 5, r) === type && component(pid, 3, 1, r) !== '') return component(pid, 3, 1, r)
+    if (component(pid, field, 5, r) === type && component(pid, field, 1, r) !== '') return component(pid, field, 1, r)
   }
-  return component(pid, 3, 1, 0)
+  return component(pid, field, 1, 0)
+}
+
+/** The event time (EVN-6, else EVN-2, else MSH-7) and PV1-45, or why they cannot be read. */
+export function eventTimes(
+  message: Hl7Message,
+  header: MessageHeader,
+  zone: string,
+  pv1: Hl7Segment | undefined,
+): { eventAt: number; dischargedAt: number } | Rejection {
+  const evn = message.getSegment('EVN')
+  const recorded = timeField(evn, 'EVN', 2, zone)
+  const occurred = timeField(evn, 'EVN', 6, zone)
+  const left = timeField(pv1, 'PV1', 45, zone)
+  for (const t of [recorded, occurred, left]) if (isRejection(t)) return t
+  const eventAt = (occurred as number | null) ?? (recorded as number | null) ?? header.sentAt
+  if (eventAt === null)
+    return { field: 'EVN-2', reason: 'no event time: EVN-6, EVN-2 and MSH-7 are all empty', code: 101 }
+  return { eventAt, dischargedAt: (left as number | null) ?? eventAt }
 }
 
 /** A timestamp field: its time, null when empty, a rejection when it is not a timestamp. */
-function timeField(
+export function timeField(
   segment: Hl7Segment | undefined,
   name: string,
   field: number,
@@ -137,7 +186,7 @@ function timeField(
   return at === null ? { field: `${name}-${field}`, reason: `${name}-${field} is not an HL7 timestamp`, code: 102 } : at
 }
 
-const isRejection = (value: unknown): value is Rejection =>
+export const isRejection = (value: unknown): value is Rejection =>
   typeof value === 'object' && value !== null && 'reason' in value
 
 type OccupantText = 'encounter' | 'bed' | 'room' | 'facility' | 'occupiedBy' | 'provider'
@@ -160,6 +209,7 @@ const PLACING: ReadonlySet<WardEventCode> = new Set(['A01', 'A02'])
 
 function readWardMessage(message: Hl7Message, header: MessageHeader, settings: AdtSettings): WardMessage | Rejection {
   const event = header.trigger as WardEventCode
+  if (isPatientEvent(event)) return readPatientEvent(message, header, settings, event)
   const pv1 = message.getSegment('PV1')
   if (!pv1) return { field: 'PV1', reason: `an ${event} needs a PV1 segment`, code: 100 }
   const encounter = component(pv1, 19, 1)
@@ -176,14 +226,8 @@ function readWardMessage(message: Hl7Message, header: MessageHeader, settings: A
   // A transfer keeps the patient of the stay it continues when PID-3 is empty; an admission cannot.
   if (event === 'A01' && patient === '')
     return { field: 'PID-3', reason: `PID-3 (patient identifier) is empty; an ${event} needs the patient`, code: 101 }
-  const evn = message.getSegment('EVN')
-  const recorded = timeField(evn, 'EVN', 2, settings.timeZone)
-  const occurred = timeField(evn, 'EVN', 6, settings.timeZone)
-  const left = timeField(pv1, 'PV1', 45, settings.timeZone)
-  for (const t of [recorded, occurred, left]) if (isRejection(t)) return t
-  const eventAt = (occurred as number | null) ?? (recorded as number | null) ?? header.sentAt
-  if (eventAt === null)
-    return { field: 'EVN-2', reason: 'no event time: EVN-6, EVN-2 and MSH-7 are all empty', code: 101 }
+  const times = eventTimes(message, header, settings.timeZone, pv1)
+  if (isRejection(times)) return times
   const room = component(pv1, 3, 2) || null
   const provider = component(pv1, 7, 1) || null
   const tooLong = overLength([
@@ -202,8 +246,7 @@ function readWardMessage(message: Hl7Message, header: MessageHeader, settings: A
     location: bed === '' ? null : { facility, room, bed },
     facility,
     provider,
-    eventAt,
-    dischargedAt: (left as number | null) ?? eventAt,
+    ...times,
   }
 }
 

@@ -43,6 +43,10 @@ export type WardChange =
   | { op: 'reopen'; id: string }
   | { op: 'provider'; id: string; provider: string }
   | { op: 'remove'; id: string }
+  /** A merge (A40, A47) or a new visit number (A50): the stay's patient or encounter follows. */
+  | { op: 'relabel'; id: string; occupiedBy?: string; encounter?: string }
+  /** A50: the message log's rows of the old visit number follow it (out-of-order checks, retries). */
+  | { op: 'renumber-log'; from: string; to: string }
 
 export const PARK_CODES = [
   'out-of-order',
@@ -53,16 +57,23 @@ export const PARK_CODES = [
   'not-discharged',
   'nothing-to-cancel',
   'bed-taken-since',
+  // domain/adt-patient-events.ts
+  'not-in-bed',
+  'unknown-patient',
+  'unknown-encounter',
+  'encounter-taken',
+  'other-facility',
+  'not-followed',
 ] as const
 export type ParkCode = (typeof PARK_CODES)[number]
 
 export type WardPlan = { kind: 'apply'; changes: WardChange[] } | { kind: 'park'; code: ParkCode; reason: string }
 
-const park = (code: ParkCode, reason: string): WardPlan => ({ kind: 'park', code, reason })
-const apply = (...changes: WardChange[]): WardPlan => ({ kind: 'apply', changes })
+export const park = (code: ParkCode, reason: string): WardPlan => ({ kind: 'park', code, reason })
+export const apply = (...changes: WardChange[]): WardPlan => ({ kind: 'apply', changes })
 
-const sameBed = (a: Location, b: Occupant) => a.facility === b.facility && a.bed === b.bed
-const where = (l: Location) => (l.facility === null ? `bed ${l.bed}` : `bed ${l.bed} of ${l.facility}`)
+export const sameBed = (a: Location, b: Occupant) => a.facility === b.facility && a.bed === b.bed
+export const where = (l: Location) => (l.facility === null ? `bed ${l.bed}` : `bed ${l.bed} of ${l.facility}`)
 
 /** A bed another occupant than `except` holds, under the exclusive policy. */
 function heldBy(state: WardState, location: Location, except: string | null): Occupant | null {
@@ -142,13 +153,19 @@ function cancelTransfer(m: WardMessage, state: WardState, active: Occupant): War
   return apply({ op: 'remove', id: active.id }, { op: 'reopen', id: previous.id })
 }
 
-/** The changes an event makes to the ward, or why it is parked. */
+/** Parked when the event is older than the last one applied to `encounter`; null: in order. */
+export function outOfOrder(m: WardMessage, encounter: string, lastAppliedAt: number | null): WardPlan | null {
+  if (lastAppliedAt === null || m.eventAt >= lastAppliedAt) return null
+  return park(
+    'out-of-order',
+    `the event (${new Date(m.eventAt).toISOString()}) is older than the last one applied to encounter ${encounter} (${new Date(lastAppliedAt).toISOString()})`,
+  )
+}
+
+/** The changes an event makes to the ward, or why it is parked (the events of adt-patient-events.ts: planAdt). */
 export function planWardChange(m: WardMessage, state: WardState, transferOnA08: boolean): WardPlan {
-  if (state.lastAppliedAt !== null && m.eventAt < state.lastAppliedAt)
-    return park(
-      'out-of-order',
-      `the event (${new Date(m.eventAt).toISOString()}) is older than the last one applied to encounter ${m.encounter} (${new Date(state.lastAppliedAt).toISOString()})`,
-    )
+  const late = outOfOrder(m, m.encounter, state.lastAppliedAt)
+  if (late) return late
   const active = state.encounterOccupants.find((o) => o.dischargedAt === null)
   const notAdmitted = () => park('not-admitted', `encounter ${m.encounter} has no active occupant`)
   switch (m.event) {
@@ -176,16 +193,21 @@ export function planWardChange(m: WardMessage, state: WardState, transferOnA08: 
       if (holder) return park('bed-taken-since', `${where(last as Location)} was taken since by occupant ${holder.id}`)
       return apply({ op: 'reopen', id: last.id })
     }
+    default:
+      throw new Error(`an ${m.event} is planned by planAdt (domain/adt-patient-events.ts)`)
   }
 }
 
 /** The facility of each change a plan makes: an admission's place, else the stay it changes. */
 export function facilitiesChanged(plan: WardPlan, state: WardState): (string | null)[] {
   if (plan.kind === 'park') return []
-  return plan.changes.map((change) =>
-    change.op === 'admit'
-      ? change.location.facility
-      : (state.encounterOccupants.find((o) => o.id === change.id)?.facility ?? null),
+  // Renumbering the message log changes no stay: it has no facility of its own.
+  return plan.changes.flatMap((change) =>
+    change.op === 'renumber-log'
+      ? []
+      : change.op === 'admit'
+        ? change.location.facility
+        : (state.encounterOccupants.find((o) => o.id === change.id)?.facility ?? null),
   )
 }
 
@@ -195,13 +217,14 @@ export function facilitiesChanged(plan: WardPlan, state: WardState): (string | n
  * updates a patient of another, whose admins would not even see it. The reason does not name the
  * other facility: the admins of this one read it.
  */
-export function planWithin(
+export function planWithin<S extends WardState>(
   m: WardMessage,
-  state: WardState,
+  state: S,
   transferOnA08: boolean,
   facility: string | null,
+  planner: (m: WardMessage, state: S, transferOnA08: boolean) => WardPlan = planWardChange,
 ): WardPlan {
-  const plan = planWardChange(m, state, transferOnA08)
+  const plan = planner(m, state, transferOnA08)
   const filed = facility === null ? 'no facility' : `facility ${facility}`
   if (plan.kind === 'park') {
     // Its reason may name a bed of the encounter's stay elsewhere (already in bed 4 of B).

@@ -88,7 +88,9 @@ export default fp<{ config: Config }>(
       const reading =
         row.raw === null ? null : readAdt(Hl7Message.parse(row.raw), settingsAtReceipt(row.read_with, settings))
       if (reading?.kind !== 'ward') throw new NotFoundError('parked HL7 message text of', id)
-      return messages.retry(id, reading.message, reading.header, by)
+      // An A50 since may have given the visit a new number: the log's column follows it, the text does not.
+      const message = row.encounter ? { ...reading.message, encounter: row.encounter } : reading.message
+      return messages.retry(id, message, reading.header, by)
     }
 
     await fastify.retention.add({

@@ -77,6 +77,7 @@ export const GROUPS: Record<string, readonly string[]> = {
   ],
   hl7: [
     'test/hl7/adt-domain.test.ts',
+    'test/hl7/adt-patient-domain.test.ts',
     'test/hl7/cli.test.ts',
     'test/hl7/client.test.ts',
     'test/hl7/content-digest.test.ts',

@@ -1,14 +1,9 @@
 import type { Database } from 'better-sqlite3'
 import type { Location, WardMessage } from '../../domain/adt-message.js'
-import {
-  type Occupant,
-  planWardChange,
-  planWithin,
-  type WardChange,
-  type WardPlan,
-  type WardState,
-} from '../../domain/adt-ward.js'
+import { type PatientEventState, planAdt, planAdtWithin } from '../../domain/adt-patient-events.js'
+import type { Occupant, WardChange, WardPlan } from '../../domain/adt-ward.js'
 import type { Principal } from '../../domain/principal.js'
+import { createPatientEventStore } from './adt-patient-events.js'
 import type { WardOccupantRepository } from './ward-occupants.js'
 
 interface OccupantRow {
@@ -58,10 +53,9 @@ export interface AdtWardOptions {
 export function createAdtWard(db: Database, opts: AdtWardOptions) {
   // Sorted here, not by SQLite: ORDER BY over the encounter index builds a temporary b-tree, about
   // 20 µs of every ADT message for the few stays one encounter has.
-  const ofEncounterRows = db.prepare<[string], OccupantRow>(
-    `SELECT id, facility, room, bed, occupied_by, provider, occupied_at, discharged_at FROM ward_occupants
-     WHERE encounter = ?`,
-  )
+  const columns = 'id, facility, room, bed, occupied_by, provider, occupied_at, discharged_at'
+  const ofEncounterRows = db.prepare<[string], OccupantRow>(`SELECT ${columns} FROM ward_occupants WHERE encounter = ?`)
+  const patientEvents = createPatientEventStore<OccupantRow>(db, columns)
   /** The encounter's stays, latest first: ORDER BY occupied_at DESC, id DESC. */
   const ofEncounter = (encounter: string): OccupantRow[] => ofEncounterRows.all(encounter).sort(latestFirst)
   const activeOnBed = db.prepare<[string | null, string], OccupantRow>(
@@ -79,9 +73,12 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
     .pluck()
   const writes = opts.wardOccupants.inTransaction
 
-  function stateOf(encounter: string): WardState {
+  function stateOf(encounter: string): PatientEventState {
     return {
       encounterOccupants: ofEncounter(encounter).map(toOccupant),
+      staysOf: (other) => ofEncounter(other).map(toOccupant),
+      lastAppliedOf: (other) => lastApplied.get(other) ?? null,
+      staysOfPatient: (patient, facility) => patientEvents.ofPatient(patient, facility).map(toOccupant),
       activeOnBed: (l: Location) => {
         const row = activeOnBed.get(l.facility, l.bed)
         return row ? toOccupant(row) : null
@@ -121,6 +118,12 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
       case 'remove':
         writes.remove(actor, change.id, null)
         return
+      case 'relabel':
+        writes.relabel(actor, change.id, change)
+        return
+      case 'renumber-log':
+        patientEvents.renumberLog(change.from, change.to)
+        return
     }
   }
 
@@ -143,8 +146,8 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
     const facility = filedUnder ?? concernedFacility(message, state.encounterOccupants[0])
     const plan =
       filedUnder === null
-        ? planWardChange(message, state, opts.transferOnA08)
-        : planWithin(message, state, opts.transferOnA08, facility)
+        ? planAdt(message, state, opts.transferOnA08)
+        : planAdtWithin(message, state, opts.transferOnA08, facility)
     if (plan.kind === 'park') return { plan, facility }
     try {
       // Inside a transaction better-sqlite3 runs this as a savepoint: all or nothing.

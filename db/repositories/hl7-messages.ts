@@ -140,7 +140,8 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       message_type: header?.messageType || null,
       event: header?.trigger || null,
       facility,
-      encounter: ward?.encounter ?? null,
+      // An A40/A47 without PV1 names no visit.
+      encounter: ward?.encounter || null,
       received_at: input.receivedAt,
       event_at: ward?.eventAt ?? null,
       status: result.status,

@@ -110,6 +110,9 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
      version = version + 1 WHERE id = :id`,
   )
   const remove = db.prepare('DELETE FROM ward_occupants WHERE id = ?')
+  const relabelRow = db.prepare(
+    `UPDATE ward_occupants SET occupied_by = :occupied_by, encounter = :encounter, version = version + 1 WHERE id = :id`,
+  )
   // Reads answer JSON written by SQLite, sent as it is (see createJsonLister).
   const json = jsonRecord(JSON_FIELDS)
   const byIdJson = db
@@ -246,9 +249,27 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     return record
   }
 
+  /**
+   * The stay's patient or encounter, renamed (an ADT merge or new visit number: the API never
+   * changes them). Audited and fed as a patch; the board shows it, no notification is due.
+   */
+  function relabel(actor: Principal, id: string, to: { occupiedBy?: string; encounter?: string }): void {
+    const row = visibleRow(actor, id)
+    const updated: WardOccupantRow = {
+      ...row,
+      version: row.version + 1,
+      occupied_by: to.occupiedBy ?? row.occupied_by,
+      encounter: to.encounter ?? row.encounter,
+    }
+    if (updated.occupied_by === row.occupied_by && updated.encounter === row.encounter) return
+    relabelRow.run(updated)
+    const change = { resource: RESOURCE, recordId: id, facility: row.facility, operation: 'patch' } as const
+    logChange(opts, actor, { ...change, before: toRecord(row), after: toRecord(updated) }, Date.now())
+  }
+
   return {
     /** The writes themselves, for a caller already inside a write-queue job (the ADT feed, db/repositories/adt-ward.ts). */
-    inTransaction: { create, patch, remove: destroy },
+    inTransaction: { create, patch, remove: destroy, relabel },
     create: (actor: Principal, facility: string | null, input: WardOccupantCreate): Promise<Versioned<WardOccupant>> =>
       writes.run(() => create(actor, facility, input)),
     /** The record as JSON text, if the caller's facility may see it (else 404). */
