@@ -4,10 +4,12 @@
  * A message that can never be applied is a rejection naming the field. Pure: no clock, no I/O.
  */
 import type { Hl7Message, Hl7Segment } from '@medplum/core'
+import { BED_EVENTS } from './adt-bed-events.js'
+import { TABLE_0116 } from './bed-states.js'
 import { parseHl7Time } from './hl7-time.js'
 
 /** The events that change the ward; every other ADT trigger is acknowledged and ignored. */
-export const WARD_EVENTS = ['A01', 'A02', 'A03', 'A08', 'A11', 'A12', 'A13'] as const
+export const WARD_EVENTS = ['A01', 'A02', 'A03', 'A08', 'A11', 'A12', 'A13', ...BED_EVENTS] as const
 export type WardEventCode = (typeof WARD_EVENTS)[number]
 
 export interface AdtSettings {
@@ -51,14 +53,16 @@ export interface WardMessage {
   eventAt: number
   /** When the patient left: PV1-45, else the event time. */
   dischargedAt: number
+  /** A20: NPU-2, the bed status (HL7 table 0116). */
+  bedStatus?: string
 }
 
 /** Why a message can never be applied; `field` is where (MSH-9, PV1-3 ...), for the ERR segment. */
 export interface Rejection {
   field: string
   reason: string
-  /** HL7 table 0357: 100 segment sequence, 101 required field missing, 102 data type, 200 unsupported message type, 207 application error. */
-  code: 100 | 101 | 102 | 200 | 207
+  /** HL7 table 0357: 100 segment sequence, 101 required field missing, 102 data type, 103 table value not found, 200 unsupported message type, 207 application error. */
+  code: 100 | 101 | 102 | 103 | 200 | 207
 }
 
 export type AdtReading =
@@ -136,16 +140,71 @@ function timeField(
 const isRejection = (value: unknown): value is Rejection =>
   typeof value === 'object' && value !== null && 'reason' in value
 
-/** Events that place the patient somewhere, so PV1-3.3 (bed) and PID-3 must be there. */
-const PLACING: ReadonlySet<WardEventCode> = new Set(['A01', 'A02'])
+/** Events that place the patient somewhere (or expect them there), so PV1-3.3 (bed) must be there. */
+const PLACING: ReadonlySet<WardEventCode> = new Set(['A01', 'A02', 'A14', 'A15'])
+
+/** When the event happened: EVN-6, else EVN-2, else MSH-7; or why it cannot be read. */
+function eventTime(message: Hl7Message, header: MessageHeader, zone: string): number | Rejection {
+  const evn = message.getSegment('EVN')
+  const recorded = timeField(evn, 'EVN', 2, zone)
+  const occurred = timeField(evn, 'EVN', 6, zone)
+  for (const t of [recorded, occurred]) if (isRejection(t)) return t
+  const eventAt = (occurred as number | null) ?? (recorded as number | null) ?? header.sentAt
+  if (eventAt === null)
+    return { field: 'EVN-2', reason: 'no event time: EVN-6, EVN-2 and MSH-7 are all empty', code: 101 }
+  return eventAt
+}
+
+/** A PL field (bed location): point of care, room, bed, facility; null without a bed. */
+function place(segment: Hl7Segment | undefined, field: number, settings: AdtSettings): Location | null {
+  const bed = component(segment, field, 3)
+  if (bed === '') return null
+  return {
+    facility: component(segment, field, 4) || settings.defaultFacility,
+    room: component(segment, field, 2) || null,
+    bed,
+  }
+}
+
+/** A20: the bed (NPU-1) and its status (NPU-2); no patient, no encounter. */
+function readBedStatus(message: Hl7Message, header: MessageHeader, settings: AdtSettings): WardMessage | Rejection {
+  const npu = message.getSegment('NPU')
+  if (!npu) return { field: 'NPU', reason: 'an A20 needs an NPU segment', code: 100 }
+  const location = place(npu, 1, settings)
+  if (!location) return { field: 'NPU-1', reason: 'NPU-1.3 (bed) is empty; an A20 needs the bed', code: 101 }
+  const status = component(npu, 2, 1)
+  if (!(status in TABLE_0116))
+    return {
+      field: 'NPU-2',
+      reason: `NPU-2 (bed status) ${status || '(empty)'} is not one of HL7 table 0116's C, H, K, I, O, U`,
+      code: status === '' ? 101 : 103,
+    }
+  const eventAt = eventTime(message, header, settings.timeZone)
+  if (isRejection(eventAt)) return eventAt
+  const { facility } = location
+  return {
+    event: 'A20',
+    encounter: '',
+    patient: null,
+    location,
+    facility,
+    provider: null,
+    eventAt,
+    dischargedAt: eventAt,
+    bedStatus: status,
+  }
+}
 
 function readWardMessage(message: Hl7Message, header: MessageHeader, settings: AdtSettings): WardMessage | Rejection {
   const event = header.trigger as WardEventCode
+  if (event === 'A20') return readBedStatus(message, header, settings)
   const pv1 = message.getSegment('PV1')
   if (!pv1) return { field: 'PV1', reason: `an ${event} needs a PV1 segment`, code: 100 }
   const encounter = component(pv1, 19, 1)
   if (encounter === '') return { field: 'PV1-19', reason: 'PV1-19 (visit number, the encounter) is empty', code: 101 }
-  const bed = component(pv1, 3, 3)
+  // A15: the bed the patient is to go to is PV2-1 (prior pending location) when sent, else PV1-3.
+  const pending = event === 'A15' ? place(message.getSegment('PV2'), 1, settings) : null
+  const bed = pending?.bed ?? component(pv1, 3, 3)
   if (PLACING.has(event) && bed === '')
     return {
       field: 'PV1-3',
@@ -157,23 +216,19 @@ function readWardMessage(message: Hl7Message, header: MessageHeader, settings: A
   // A transfer keeps the patient of the stay it continues when PID-3 is empty; an admission cannot.
   if (event === 'A01' && patient === '')
     return { field: 'PID-3', reason: `PID-3 (patient identifier) is empty; an ${event} needs the patient`, code: 101 }
-  const evn = message.getSegment('EVN')
-  const recorded = timeField(evn, 'EVN', 2, settings.timeZone)
-  const occurred = timeField(evn, 'EVN', 6, settings.timeZone)
+  const eventAt = eventTime(message, header, settings.timeZone)
+  if (isRejection(eventAt)) return eventAt
   const left = timeField(pv1, 'PV1', 45, settings.timeZone)
-  for (const t of [recorded, occurred, left]) if (isRejection(t)) return t
-  const eventAt = (occurred as number | null) ?? (recorded as number | null) ?? header.sentAt
-  if (eventAt === null)
-    return { field: 'EVN-2', reason: 'no event time: EVN-6, EVN-2 and MSH-7 are all empty', code: 101 }
+  if (isRejection(left)) return left
   return {
     event,
     encounter,
     patient: patient === '' ? null : patient,
-    location: bed === '' ? null : { facility, room: component(pv1, 3, 2) || null, bed },
+    location: pending ?? (bed === '' ? null : { facility, room: component(pv1, 3, 2) || null, bed }),
     facility,
     provider: component(pv1, 7, 1) || null,
     eventAt,
-    dischargedAt: (left as number | null) ?? eventAt,
+    dischargedAt: left ?? eventAt,
   }
 }
 

@@ -3,6 +3,7 @@
  * changes to make, or the reason to park it (understood, but it does not fit the ward as it is).
  * Pure: the caller reads the state and applies the changes in one transaction (hl7/, db/).
  */
+import { BED_PARK_CODES } from './adt-bed-events.js'
 import type { Location, WardMessage } from './adt-message.js'
 
 /** An occupant as the plan needs it. */
@@ -50,6 +51,7 @@ export const PARK_CODES = [
   'not-discharged',
   'nothing-to-cancel',
   'bed-taken-since',
+  ...BED_PARK_CODES,
 ] as const
 export type ParkCode = (typeof PARK_CODES)[number]
 
@@ -153,5 +155,8 @@ export function planWardChange(m: WardMessage, state: WardState, transferOnA08: 
       if (holder) return park('bed-taken-since', `${where(last as Location)} was taken since by occupant ${holder.id}`)
       return apply({ op: 'reopen', id: last.id })
     }
+    default:
+      // The bed events move no patient: domain/adt-bed-events.ts plans them.
+      return apply()
   }
 }

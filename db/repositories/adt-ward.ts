@@ -1,7 +1,10 @@
 import type { Database } from 'better-sqlite3'
+import { isBedEvent } from '../../domain/adt-bed-events.js'
 import type { Location, WardMessage } from '../../domain/adt-message.js'
 import { type Occupant, planWardChange, type WardChange, type WardPlan, type WardState } from '../../domain/adt-ward.js'
 import type { Principal } from '../../domain/principal.js'
+import { createAdtBedEvents } from './adt-bed-events.js'
+import type { BedStateRepository } from './bed-states.js'
 import type { WardOccupantRepository } from './ward-occupants.js'
 
 interface OccupantRow {
@@ -38,6 +41,8 @@ const latestFirst = (x: OccupantRow, y: OccupantRow): number =>
 
 export interface AdtWardOptions {
   wardOccupants: WardOccupantRepository
+  /** The bed states: the bed events (A14 ... A53, A20) and the notice of an admission into an unavailable bed. */
+  bedStates: BedStateRepository
   exclusiveBeds: boolean
   transferOnA08: boolean
 }
@@ -67,6 +72,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
     )
     .pluck()
   const writes = opts.wardOccupants.inTransaction
+  const bedEvents = createAdtBedEvents(opts.bedStates)
 
   function stateOf(encounter: string): WardState {
     return {
@@ -92,6 +98,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
           ...(l.room === null ? {} : { room: l.room }),
           ...(change.provider === null ? {} : { provider: change.provider }),
         })
+        bedEvents.tellAdmittedAnyway(actor, l.facility, l.bed, change.encounter)
         return
       }
       case 'discharge':
@@ -112,6 +119,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
   const applyAll = db.transaction((actor: Principal, changes: WardChange[]) => {
     for (const change of changes) make(actor, change)
   })
+  const applyBedEvent = db.transaction(bedEvents.apply)
 
   /**
    * The plan, made. Must run inside a write-queue job. The facility in the answer is the one the
@@ -120,6 +128,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
   function apply(actor: Principal, message: WardMessage): { plan: WardPlan; facility: string | null } {
     const state = stateOf(message.encounter)
     const facility = concernedFacility(message, state.encounterOccupants[0])
+    if (isBedEvent(message.event)) return { plan: applyBedEvent(actor, message, state), facility }
     const plan = planWardChange(message, state, opts.transferOnA08)
     if (plan.kind === 'park') return { plan, facility }
     try {

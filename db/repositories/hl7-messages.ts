@@ -136,7 +136,7 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       message_type: header?.messageType || null,
       event: header?.trigger || null,
       facility,
-      encounter: ward?.encounter ?? null,
+      encounter: ward?.encounter || null,
       received_at: input.receivedAt,
       event_at: ward?.eventAt ?? null,
       status: result.status,

@@ -118,6 +118,7 @@ const WRITE_CALLS: Record<string, Call[]> = {
   'POST /form-templates/:id/render': [{ body: {} }],
   'POST /notifications/:id/seen': [{}, {}, { key: 'mark' }, { key: 'mark' }],
   'POST /events/tickets': [{}],
+  'PUT /beds/:bed/state': [{ body: { state: 'cleaning' } }, { body: { state: 'cleaning' } }],
   'POST /hl7/messages/:id/retry': [{}],
   'POST /hl7/messages/:id/dismiss': [{}],
 }
@@ -163,7 +164,9 @@ t.test('every answer of a write route that carries a record leaves a read-log or
       t.fail(`${name} is not in WRITE_CALLS: say how to call it, so its answers are checked`)
       continue
     }
-    const path = url.replace(':id', routeIds[name] ?? idFor[url.split('/')[1] ?? ''] ?? SOME_ID)
+    const path = url
+      .replace(':id', routeIds[name] ?? idFor[url.split('/')[1] ?? ''] ?? SOME_ID)
+      .replace(':bed', occupant.bed)
     for (const call of calls) {
       const before = await entries(app)
       const res = await send(method, path, call)
