@@ -68,7 +68,7 @@ function bedStatus(m: WardMessage, state: BedEventState): BedPlan {
   return apply({ op: 'housekeeping', location, state: TABLE_0116[code] ?? null, at: m.eventAt })
 }
 
-function expect(m: WardMessage, state: BedEventState, active: Occupant | undefined): BedPlan {
+function expect(m: WardMessage, active: Occupant | undefined): BedPlan {
   const location = m.location as Location
   if (m.event === 'A14') {
     if (active) return park('already-admitted', `encounter ${m.encounter} is already in ${where(active as Location)}`)
@@ -117,7 +117,7 @@ export function planBedEvent(m: WardMessage, state: BedEventState): BedPlan {
       `the event (${new Date(m.eventAt).toISOString()}) is older than the last one applied to encounter ${m.encounter} (${new Date(state.lastAppliedAt).toISOString()})`,
     )
   const active = state.encounterOccupants.find((o) => o.dischargedAt === null)
-  if (m.event === 'A14' || m.event === 'A15') return expect(m, state, active)
+  if (m.event === 'A14' || m.event === 'A15') return expect(m, active)
   if (m.event === 'A27') return cancelExpectation(m, state, 'admission')
   if (m.event === 'A26') return cancelExpectation(m, state, 'transfer')
   if (!active) return park('not-admitted', `encounter ${m.encounter} has no active occupant`)
