@@ -104,7 +104,7 @@ export const BedStateBody = Type.Object(
     state: Type.Union([HousekeepingWord, Type.Null()], {
       description: 'the housekeeping state to set, or null to clear it (the bed is then free, occupied or expected)',
     }),
-    note: Type.Optional(Text(500, { description: 'why, for the ward (shown on the board)' })),
+    note: Type.Optional(Text(200, { description: 'why, for the ward (shown on the board)' })),
   },
   { additionalProperties: false },
 )

@@ -9,7 +9,8 @@ import { createBedStateReads, type HousekeepingRow, keyOf } from './bed-state-re
 import { type ChangeLogs, logChange } from './changes.js'
 
 export interface BedStateOptions extends ChangeLogs {
-  writes: WriteQueue
+  /** The server's write queue; absent (the CLI): each write is its own IMMEDIATE transaction. */
+  writes?: WriteQueue
   /** BED_EXPECTED_HOURS: an expectation older than this is gone (0: never). */
   expectedHours: number
   /** Stores a notification inside the current transaction (the notification repository's create). */
@@ -27,6 +28,8 @@ const when = (at: number) => new Date(at).toISOString()
  */
 export function createBedStateRepository(db: Database, opts: BedStateOptions) {
   const reads = createBedStateReads(db, opts.expectedHours)
+  const run = <T>(job: () => T): Promise<T> =>
+    opts.writes ? opts.writes.run(job) : Promise.resolve(db.transaction(job).immediate())
   const putHousekeeping = db.prepare(
     `INSERT INTO bed_states (facility, bed, state, since, set_by, note) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (facility, bed) DO UPDATE SET state = excluded.state, since = excluded.since,
@@ -179,7 +182,7 @@ export function createBedStateRepository(db: Database, opts: BedStateOptions) {
       bed: string,
       state: HousekeepingState | null,
       note: string | null,
-    ): Promise<BedStatus> => opts.writes.run(() => setHousekeeping(actor, facility, bed, state, note)),
+    ): Promise<BedStatus> => run(() => setHousekeeping(actor, facility, bed, state, note)),
   }
 }
 

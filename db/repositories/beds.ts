@@ -122,18 +122,20 @@ export function createBedRepository(db: Database, expectedHours = 24) {
   }
 
   /**
-   * Takes a bed off the board (the list, the beds seen, its housekeeping state): 'removed', or
-   * 'occupied' when a stay is still active in it (it stays), or 'unknown' when it was on neither.
-   * A later admission into it lists it again.
+   * Takes a bed off the board (the list, the beds seen, its housekeeping state): 'removed'; or
+   * 'unknown' when it was on neither. A bed with an active stay stays on the board: it is only
+   * taken off the list ('unlisted'), or, not listed, left alone ('occupied'). A later admission
+   * into a removed bed lists it again.
    */
-  function remove(facility: string | null, bed: string): 'removed' | 'occupied' | 'unknown' {
+  function remove(facility: string | null, bed: string): 'removed' | 'unlisted' | 'occupied' | 'unknown' {
     const key = facility ?? NO_FACILITY
     return db
       .transaction(() => {
-        if (activeCount.get(facility, bed)) return 'occupied'
-        const gone = unkeep.run(key, bed).changes + unsee.run(key, bed).changes
+        const unlisted = unkeep.run(key, bed).changes > 0
+        if (activeCount.get(facility, bed)) return unlisted ? 'unlisted' : 'occupied'
+        const unseen = unsee.run(key, bed).changes > 0
         unstate.run(key, bed)
-        return gone > 0 ? 'removed' : 'unknown'
+        return unlisted || unseen ? 'removed' : 'unknown'
       })
       .immediate()
   }
