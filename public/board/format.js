@@ -34,6 +34,7 @@ const OWN_TEXTS = [
   /\b(Encounter )(?!•••)(.+?)( now occupies bed )/g,
   /\b(Encounter )(?!•••)(.+?)( was discharged from bed )/g,
   /\b(The discharge of encounter )(?!•••)(.+?)( from bed )/g,
+  /\b(Encounter )(?!•••)(.+?)( was placed in bed )/g,
 ]
 // Elsewhere (text an administrator posted), the word after "encounter", up to the next space; a
 // sentence's closing punctuation stays.
