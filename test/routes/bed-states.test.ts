@@ -1,4 +1,5 @@
 import t from 'tap'
+import { firstMessage, listeningApp, openStream } from '../feed/helpers.js'
 import { bearer, buildTestApp, type TestApp } from '../helper.js'
 
 async function admit(app: TestApp, token: string, bed: string, encounter: string, query = '') {
@@ -115,4 +116,49 @@ t.test('facility isolation: a token bound to ward A cannot set or see the state 
   // An admin without a facility may act on either ward by naming it.
   t.equal((await setState(app, tokens.admin, 'B1', { state: 'isolated' }, '?facility=B')).statusCode, 200)
   t.match(await bedsOf(app, tokens.writeB), [{ bed: 'B1', state: 'occupied', housekeeping: { state: 'isolated' } }])
+})
+
+t.test('on the live feed, a bed-states event reaches its own facility and the unbound, never another', async (t) => {
+  const { app, tokens, base } = await listeningApp(t)
+  app.repos.beds.add({ facility: 'A', bed: 'B1' })
+  app.repos.beds.add({ facility: 'B', bed: 'B1' })
+  const url = `${base}/events?resources=bed-states`
+  const [ofA, ofB, all] = await Promise.all([
+    openStream(url, bearer(tokens.readA)),
+    openStream(url, bearer(tokens.writeB)),
+    openStream(url, bearer(tokens.admin)),
+  ])
+  t.teardown(() => {
+    for (const s of [ofA, ofB, all]) s.close()
+  })
+  for (const s of [ofA, ofB, all]) await firstMessage(s)
+  t.equal((await setState(app, tokens.writeA, 'B1', { state: 'closed', note: 'A only' })).statusCode, 200)
+  t.equal((await setState(app, tokens.writeB, 'B1', { state: 'isolated' })).statusCode, 200)
+  // A last change of each side: in order, so whatever of the other side came before has arrived.
+  t.equal((await setState(app, tokens.writeA, 'B1', { state: 'cleaning' })).statusCode, 200)
+  t.equal((await setState(app, tokens.writeB, 'B1', { state: 'cleaning' })).statusCode, 200)
+  await all.until((s) => s.events.length === 5, 10_000, 'every change')
+  const last = (facility: string) => (s: typeof ofA) =>
+    s.events.some((e) => e.data.includes('"cleaning"') && JSON.parse(e.data).facility === facility)
+  await ofA.until(last('A'), 10_000, "A's last change")
+  await ofB.until(last('B'), 10_000, "B's last change")
+  const seen = (s: typeof ofA) =>
+    s.events.slice(1).map((e) => [e.event, JSON.parse(e.data).facility, JSON.parse(e.data).state])
+  t.same(
+    seen(ofA),
+    [
+      ['bed-states patched', 'A', 'closed'],
+      ['bed-states patched', 'A', 'cleaning'],
+    ],
+    'A sees its own bed only',
+  )
+  t.same(
+    seen(ofB),
+    [
+      ['bed-states patched', 'B', 'isolated'],
+      ['bed-states patched', 'B', 'cleaning'],
+    ],
+    'B sees its own bed only',
+  )
+  t.equal(seen(all).length, 4, 'an admin without a facility sees both')
 })
