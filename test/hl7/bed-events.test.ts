@@ -86,6 +86,13 @@ test('A20 refusals and parking reasons', async (t) => {
   t.match((await raw(a20('P3', 'B1', 'C', '20260105110000'))).text, /^parked: .*older/)
   t.same((await parkCodes(app, tokens.admin)).reverse(), ['unknown-bed', 'bed-occupied', 'out-of-order'])
   t.match(await bedOf(app, tokens.admin, 'B1'), { state: 'occupied', housekeeping: { state: 'isolated' } })
+  // The unknown bed listed, the parked A20 applies on a retry.
+  app.repos.beds.add({ facility: F, bed: 'NOWHERE' })
+  const id = app.db.prepare(`SELECT id FROM hl7_messages WHERE control_id = 'P1'`).pluck().get() as string
+  const retried = await app.inject({ method: 'POST', url: `/hl7/messages/${id}/retry`, headers: bearer(tokens.admin) })
+  t.equal(retried.statusCode, 200, retried.body)
+  t.match(retried.json(), { status: 'applied' })
+  t.match(await bedOf(app, tokens.admin, 'NOWHERE'), { state: 'closed' })
 })
 
 test('an ADT admission into a closed bed is applied, and the ward is notified', async (t) => {
