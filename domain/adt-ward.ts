@@ -3,7 +3,7 @@
  * changes to make, or the reason to park it (understood, but it does not fit the ward as it is).
  * Pure: the caller reads the state and applies the changes in one transaction (hl7/, db/).
  */
-import { BED_PARK_CODES } from './adt-bed-events.js'
+import { BED_PARK_CODES, isBedEvent } from './adt-bed-events.js'
 import type { Location, WardMessage } from './adt-message.js'
 
 /** An occupant as the plan needs it. */
@@ -155,8 +155,12 @@ export function planWardChange(m: WardMessage, state: WardState, transferOnA08: 
       if (holder) return park('bed-taken-since', `${where(last as Location)} was taken since by occupant ${holder.id}`)
       return apply({ op: 'reopen', id: last.id })
     }
-    default:
-      // The bed events move no patient: domain/adt-bed-events.ts plans them.
-      return apply()
+    default: {
+      // The bed events move no patient: domain/adt-bed-events.ts plans them. Any other event
+      // without a case above is a type error here.
+      if (isBedEvent(m.event)) return apply()
+      const unplanned: never = m.event
+      return unplanned
+    }
   }
 }
