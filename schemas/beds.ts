@@ -45,6 +45,9 @@ export const Expected = Type.Object(
       description: 'a pending admission (A14) or transfer (A15)',
     }),
     since: Timestamp,
+    until: Type.Optional(
+      Type.Integer({ description: 'when it is no longer shown: since + BED_EXPECTED_HOURS (absent: 0, no limit)' }),
+    ),
   },
   {
     additionalProperties: false,

@@ -96,7 +96,13 @@ export function createBedStateReads(db: Database, expectedHours: number) {
         setBy: housekeeping.set_by,
         ...(housekeeping.note === null ? {} : { note: housekeeping.note }),
       }
-    if (live) out.expected = { encounter: expectation.encounter, kind: expectation.kind, since: expectation.since }
+    if (live)
+      out.expected = {
+        encounter: expectation.encounter,
+        kind: expectation.kind,
+        since: expectation.since,
+        ...(expectedHours === 0 ? {} : { until: expectation.since + expectedHours * 3_600_000 }),
+      }
     const stay = (m: MarkRow) => ({ wardOccupantId: m.occupant, since: m.since })
     if (onLeave.length > 0) out.onLeave = onLeave.map(stay)
     if (leaving.length > 0) out.dischargeExpected = leaving.map(stay)

@@ -15,6 +15,9 @@ export const LABELS = {
   isolated: { icon: '◈', text: 'Isolated' },
 }
 
+/** A pending admission or transfer names the bed, and its time (BED_EXPECTED_HOURS) has not run out. */
+const expecting = (bed, now = Date.now()) => bed.expected !== undefined && !(bed.expected.until <= now)
+
 const awayIds = (bed) => new Set((bed.onLeave ?? []).map((mark) => mark.wardOccupantId))
 
 /** The state a bed shows: as the service says (GET /beds), kept up to date from the feed's changes. */
@@ -24,7 +27,7 @@ export function stateOf(bed, now = Date.now()) {
     return bed.active.every((o) => away.has(o.id)) ? 'on-leave' : 'occupied'
   }
   if (bed.housekeeping) return bed.housekeeping.state
-  if (bed.expected) return 'expected'
+  if (expecting(bed, now)) return 'expected'
   const left = bed.lastDischarged?.dischargedAt
   return left !== undefined && now - left < RECENT_MS ? 'recent' : 'free'
 }
@@ -34,7 +37,7 @@ export function flagsOf(bed, state) {
   const flags = []
   if (bed.housekeeping && bed.housekeeping.state !== state) flags.push(bed.housekeeping.state)
   if (bed.dischargeExpected?.length) flags.push('Discharge expected')
-  if (bed.expected && state !== 'expected') flags.push('Patient expected')
+  if (expecting(bed) && state !== 'expected') flags.push('Patient expected')
   if (state === 'occupied' && bed.onLeave?.length) flags.push('One on leave')
   return flags.map((flag) => (LABELS[flag] ? `${LABELS[flag].icon} ${LABELS[flag].text}` : `⚑ ${flag}`)).join(' · ')
 }

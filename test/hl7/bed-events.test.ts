@@ -146,6 +146,14 @@ test('an expectation older than BED_EXPECTED_HOURS is not shown', async (t) => {
   t.equal((await send({ event: 'A14', encounter: 'E1', bed: 'B1', at: '202601050900' })).code, 'AA')
   t.match(await bedOf(app, tokens.admin, 'B1'), { state: 'free' }, 'sent on 2026-01-05: long past the hour')
   t.notOk((await bedOf(app, tokens.admin, 'B1'))?.expected)
+  // One sent now is shown, with the time it runs out (the board drops it then).
+  const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+  const at = now.toISOString().replace(/[-:T]/g, '').slice(0, 14)
+  t.equal((await send({ event: 'A14', encounter: 'E2', bed: 'B2', at })).code, 'AA')
+  t.match(await bedOf(app, tokens.admin, 'B2'), {
+    state: 'expected',
+    expected: { encounter: 'E2', since: now.getTime(), until: now.getTime() + 3_600_000 },
+  })
 })
 
 test('A15 expects the patient in the pending bed (PV2-1, else PV1-3); A02 there clears it; A26 cancels', async (t) => {
