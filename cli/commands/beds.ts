@@ -119,7 +119,9 @@ function addState(beds: Command, program: Command, io: CliIo): void {
           state,
           opts.note ?? null,
         )
-        io.out(`bed ${opts.bed}: ${status.state}${status.housekeeping ? ` (${status.housekeeping.state})` : ''}`)
+        // An occupied bed shows its patient first: say its housekeeping state beside it.
+        const kept = status.housekeeping && status.housekeeping.state !== status.state
+        io.out(`bed ${opts.bed}: ${status.state}${kept ? ` (${status.housekeeping?.state})` : ''}`)
       } catch (error) {
         if ((error as { code?: string }).code === 'BED_NOT_FOUND') throw new CliError((error as Error).message)
         throw error

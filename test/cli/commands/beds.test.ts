@@ -125,7 +125,7 @@ t.test('beds state sets and clears a housekeeping state: audited, on the feed, s
     await beds(database, ['state', '--facility', 'A', '--bed', 'B-1', '--state', 'closed', '--note', 'broken rail']),
     {
       code: 0,
-      out: ['bed B-1: closed (closed)'],
+      out: ['bed B-1: closed'],
       err: '',
     },
   )
