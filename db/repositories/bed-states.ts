@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3'
+import { bedStateNotification, unavailableAdmission } from '../../domain/bed-state-notes.js'
 import { NOT_FOR_ADMISSION } from '../../domain/bed-states.js'
 import { BedNotAvailableError, UnknownBedError } from '../../domain/errors.js'
 import type { Principal } from '../../domain/principal.js'
@@ -23,8 +24,9 @@ const when = (at: number) => new Date(at).toISOString()
 
 /**
  * The writes of bed states (migration 17): housekeeping, expectations, stay marks. Each change is
- * one audit entry and one `bed-states patched` feed event carrying the bed's state before and
- * after, in the change's own transaction; a change that changes nothing logs nothing.
+ * one audit entry, one `bed-states patched` feed event carrying the bed's state before and after,
+ * and one notification for the ward (domain/bed-state-notes.ts), in the change's own transaction;
+ * a change that changes nothing logs nothing.
  */
 export function createBedStateRepository(db: Database, opts: BedStateOptions) {
   const reads = createBedStateReads(db, opts.expectedHours)
@@ -54,19 +56,17 @@ export function createBedStateRepository(db: Database, opts: BedStateOptions) {
     .prepare<[string, string], number>('SELECT since FROM stay_marks WHERE occupant = ? AND mark = ?')
     .pluck()
 
-  /** Runs `mutate` on one bed and logs the bed's state before and after, if it changed. */
+  /** Runs `mutate` on one bed; if the bed's state changed, logs it before and after and tells the ward. */
   function change(actor: Principal, facility: string | null, bed: string, mutate: () => void): BedStatus {
     const now = Date.now()
     const before = reads.statusOf(facility, bed, now)
     mutate()
     const after = reads.statusOf(facility, bed, now)
-    if (JSON.stringify(before) !== JSON.stringify(after))
-      logChange(
-        opts,
-        actor,
-        { resource: 'bed-states', recordId: bed, facility, operation: 'patch', before, after },
-        now,
-      )
+    if (JSON.stringify(before) === JSON.stringify(after)) return after
+    logChange(opts, actor, { resource: 'bed-states', recordId: bed, facility, operation: 'patch', before, after }, now)
+    // The ward hears of it as of an admission: a notification in the same transaction.
+    const note = bedStateNotification(before, after, now)
+    if (note) opts.notify(note)
     return after
   }
 
@@ -115,17 +115,13 @@ export function createBedStateRepository(db: Database, opts: BedStateOptions) {
   function tellAdmittedAnyway(actor: Principal, facility: string | null, bed: string, encounter: string): void {
     const row = blocking(facility, bed)
     if (!row) return
-    opts.notify({
-      facility,
-      unboundOnly: facility === null,
-      code: 'bed-not-available',
-      type: 'ward',
-      title: `Bed ${bed} is ${row.state}: a patient was admitted into it`,
-      body:
-        `Encounter ${encounter} was placed in bed ${bed} by ${actor.account} while the bed is ${row.state} ` +
-        `(since ${when(row.since)}, set by ${row.set_by}). Check the bed, then clear its state.`,
-      meta: { bed, encounter, state: row.state },
-    })
+    opts.notify(
+      unavailableAdmission(facility, bed, encounter, actor.account, {
+        state: row.state,
+        since: row.since,
+        setBy: row.set_by,
+      }),
+    )
   }
 
   function expect(

@@ -3,6 +3,7 @@ import { test } from 'tap'
 import { type BedEventState, planBedEvent } from '../../domain/adt-bed-events.js'
 import { type AdtSettings, type Location, readAdt, type WardMessage } from '../../domain/adt-message.js'
 import type { Occupant } from '../../domain/adt-ward.js'
+import { bedStateNotification } from '../../domain/bed-state-notes.js'
 import { expectationLive, shownState } from '../../domain/bed-states.js'
 import { adt } from './messages.js'
 
@@ -126,4 +127,46 @@ test('the state a bed shows', async (t) => {
   t.ok(expectationLive(0, 3_599_999, 1))
   t.notOk(expectationLive(0, 3_600_000, 1))
   t.ok(expectationLive(0, Number.MAX_SAFE_INTEGER, 0), '0: no limit')
+})
+
+test('a change of a bed state tells the ward what changed', async (t) => {
+  const free = { facility: 'F', bed: 'B1', state: 'free' as const }
+  const mark = [{ wardOccupantId: 'S1', since: 1 }]
+  const occupied = { ...free, state: 'occupied' as const }
+  const cases: [object, object, string | null][] = [
+    [free, { ...free, state: 'closed', housekeeping: { state: 'closed', since: 1, setBy: 'n' } }, 'bed-state-set'],
+    [{ ...free, state: 'closed', housekeeping: { state: 'closed', since: 1, setBy: 'n' } }, free, 'bed-state-cleared'],
+    [
+      free,
+      { ...free, state: 'expected', expected: { encounter: 'E', kind: 'transfer', since: 1 } },
+      'patient-expected',
+    ],
+    [
+      { ...free, state: 'expected', expected: { encounter: 'E', kind: 'transfer', since: 1 } },
+      free,
+      'patient-expected-cancelled',
+    ],
+    [occupied, { ...occupied, state: 'on-leave', onLeave: mark }, 'patient-on-leave'],
+    [{ ...occupied, state: 'on-leave', onLeave: mark }, occupied, 'patient-back'],
+    [occupied, { ...occupied, dischargeExpected: mark }, 'discharge-expected'],
+    [{ ...occupied, dischargeExpected: mark }, occupied, 'discharge-not-expected'],
+    [free, free, null],
+  ]
+  for (const [before, after, code] of cases) {
+    const note = bedStateNotification(before as never, after as never, 5)
+    t.equal(note?.code ?? null, code, code ?? 'no change, no notification')
+    if (note) t.match(note, { facility: 'F', type: 'ward', createdAt: 5, meta: { bed: 'B1' } })
+  }
+  t.match(
+    bedStateNotification(
+      { bed: 'B1', state: 'free' },
+      { bed: 'B1', state: 'expected', expected: { encounter: 'E', kind: 'admission', since: 1 } },
+      0,
+    ),
+    {
+      facility: null,
+      unboundOnly: true,
+    },
+    'a bed without a facility: for the tokens without one only',
+  )
 })

@@ -127,6 +127,12 @@ test('A14 expects a patient in a bed; A01 into it clears it; A27 cancels', async
     state: 'expected',
     expected: { encounter: 'E1', kind: 'admission', since: Date.UTC(2026, 0, 5, 9) },
   })
+  const notes = await app.inject({ url: '/notifications', headers: bearer(tokens.admin) })
+  t.match(notes.json().notifications[0], {
+    code: 'patient-expected',
+    facility: F,
+    body: 'Encounter E1 is expected in bed B1 (a pending admission).',
+  })
   t.equal((await send({ event: 'A01', encounter: 'E1', bed: 'B1', at: '202601051000' })).code, 'AA')
   const admitted = await bedOf(app, tokens.admin, 'B1')
   t.match(admitted, { state: 'occupied' })
@@ -204,6 +210,11 @@ test('A21 leave out, A22 return, A52 and A53 their cancels: the stay stays activ
   const { app, tokens, send } = await ward(t)
   await send({ event: 'A01', encounter: 'E1', bed: 'B1', at: '202601050900' })
   t.equal((await send({ event: 'A21', encounter: 'E1', at: '202601051000' })).code, 'AA')
+  const notes = await app.inject({ url: '/notifications', headers: bearer(tokens.admin) })
+  t.match(
+    notes.json().notifications.find((n: { code: string }) => n.code === 'patient-on-leave'),
+    { facility: F, title: 'Patient on leave, bed B1', body: 'The patient of bed B1 is on leave; the bed is kept.' },
+  )
   t.match(await bedOf(app, tokens.admin, 'B1'), { state: 'on-leave', onLeave: [{ since: Date.UTC(2026, 0, 5, 10) }] })
   t.match(await occupants(app, tokens.admin), [{ bed: 'B1', dischargedAt: undefined }], 'the stay is active')
   const api = await app.inject({

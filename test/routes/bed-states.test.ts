@@ -55,6 +55,12 @@ t.test('a housekeeping state is set, shown on /beds, audited, on the feed, and c
   }[]
   t.equal(feed.length, 1)
   t.match(JSON.parse(feed[0]?.payload ?? '{}'), { bed: 'B1', state: 'cleaning' })
+  const notes = await app.inject({ url: '/notifications', headers: bearer(tokens.readA) })
+  t.match(
+    notes.json().notifications.find((n: { code: string }) => n.code === 'bed-state-set'),
+    { facility: 'A', type: 'ward', title: 'Bed B1 is cleaning', body: 'Bed B1 is now cleaning (terminal clean).' },
+    'the ward is told, as of an admission',
+  )
   // The same state again changes nothing and logs nothing.
   t.equal((await setState(app, tokens.writeA, 'B1', { state: 'cleaning', note: 'terminal clean' })).statusCode, 200)
   t.equal(app.db.prepare(`SELECT count(*) FROM audit_log WHERE resource = 'bed-states'`).pluck().get(), 1)
