@@ -115,6 +115,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(dbPlugin, {
     path: opts.config.DATABASE_PATH,
     bedPolicy: opts.config.BED_POLICY,
+    bedExpectedHours: opts.config.BED_EXPECTED_HOURS,
     busyTimeoutMs: opts.config.DATABASE_BUSY_TIMEOUT_MS,
     durableSync: opts.config.DURABLE_SYNC,
     pageCacheBytes: opts.config.NOTIFICATION_PAGE_CACHE_BYTES,

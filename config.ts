@@ -18,6 +18,13 @@ export const ConfigSchema = Type.Object({
     { default: 'info' },
   ),
   BED_POLICY: Type.Union([Type.Literal('exclusive'), Type.Literal('shared')], { default: 'exclusive' }),
+  BED_EXPECTED_HOURS: Type.Integer({
+    minimum: 0,
+    maximum: 8760,
+    default: 24,
+    description:
+      'how long a pending admission or transfer (ADT A14, A15) keeps its bed expected when neither the admission nor the cancel comes (0: until one comes)',
+  }),
   DURABLE_SYNC: Type.Union([Type.Literal('background'), Type.Literal('commit')], {
     default: 'background',
     description:

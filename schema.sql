@@ -579,3 +579,71 @@ ALTER TABLE hl7_messages ADD COLUMN pruned_at INTEGER;
 DROP INDEX hl7_messages_raw_kept;
 CREATE INDEX hl7_messages_unpruned ON hl7_messages (received_at) WHERE pruned_at IS NULL;
 DELETE FROM hl7_messages WHERE status = 'rejected' AND error_field = 'MSH-3' AND raw IS NULL;
+
+-- migration 19: bed states: housekeeping, expected patients, leave and expected discharges (docs/BOARD.md)
+-- A bed's housekeeping state (HL7 table 0116 beyond occupied and unoccupied: closed, being cleaned,
+-- contaminated, isolated) is set by staff (PUT /beds/:bed/state, `facility-service beds state`) or
+-- by an ADT A20; no row: none. A pending admission or transfer (A14, A15) names the bed a patient is
+-- expected in: one expectation a bed, cleared by the cancel, by that encounter's admission into the
+-- bed (the trigger below), or read as gone after BED_EXPECTED_HOURS. A stay's marks (on leave,
+-- discharge expected) live beside the stay, not in it: the ward-occupant record's fields are fixed.
+-- facility '' stands for the records without one, as in seen_beds.
+CREATE TABLE bed_states (
+  facility TEXT NOT NULL,
+  bed      TEXT NOT NULL,
+  state    TEXT NOT NULL CHECK (state IN ('cleaning', 'closed', 'contaminated', 'isolated')),
+  since    INTEGER NOT NULL,
+  set_by   TEXT NOT NULL,
+  note     TEXT,
+  PRIMARY KEY (facility, bed)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE bed_expectations (
+  facility  TEXT NOT NULL,
+  bed       TEXT NOT NULL,
+  encounter TEXT NOT NULL,
+  kind      TEXT NOT NULL CHECK (kind IN ('admission', 'transfer')),
+  since     INTEGER NOT NULL,
+  set_by    TEXT NOT NULL,
+  PRIMARY KEY (facility, bed)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX bed_expectations_encounter ON bed_expectations (encounter);
+CREATE TABLE stay_marks (
+  occupant TEXT NOT NULL REFERENCES ward_occupants (id) ON DELETE CASCADE,
+  mark     TEXT NOT NULL CHECK (mark IN ('on-leave', 'discharge-expected')),
+  since    INTEGER NOT NULL,
+  set_by   TEXT NOT NULL,
+  PRIMARY KEY (occupant, mark)
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER ward_occupants_expected_arrived AFTER INSERT ON ward_occupants
+BEGIN DELETE FROM bed_expectations
+  WHERE facility = coalesce(NEW.facility, '') AND bed = NEW.bed AND encounter = NEW.encounter; END;
+-- A stay that ends is neither away nor about to be discharged any more.
+CREATE TRIGGER ward_occupants_marks_end AFTER UPDATE OF discharged_at ON ward_occupants
+WHEN NEW.discharged_at IS NOT NULL
+BEGIN DELETE FROM stay_marks WHERE occupant = NEW.id; END;
+-- A bed whose only stays were removed (an A11, an A12, a DELETE of a mistyped admission) is not a
+-- bed of the ward: its seen_beds row goes with its last stay. Beds left so before this migration go now.
+CREATE TRIGGER ward_occupants_unseen_bed AFTER DELETE ON ward_occupants
+WHEN NOT EXISTS (SELECT 1 FROM ward_occupants WHERE bed = OLD.bed AND facility IS OLD.facility)
+BEGIN DELETE FROM seen_beds WHERE facility = coalesce(OLD.facility, '') AND bed = OLD.bed; END;
+DELETE FROM seen_beds WHERE NOT EXISTS (
+  SELECT 1 FROM ward_occupants o WHERE o.bed = seen_beds.bed AND coalesce(o.facility, '') = seen_beds.facility);
+-- The live feed carries bed-state changes (resource 'bed-states'): the CHECK of its resource column
+-- grows, which SQLite can only do by rebuilding the table, keeping every seq and the counter.
+CREATE TABLE feed_events_17 (
+  seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+  at        INTEGER NOT NULL,
+  resource  TEXT NOT NULL CHECK (resource IN ('ward-occupants', 'form-templates', 'notifications', 'bed-states')),
+  action    TEXT NOT NULL CHECK (action IN ('created', 'patched', 'removed')),
+  record_id TEXT NOT NULL,
+  facility  TEXT,
+  payload   TEXT NOT NULL,
+  audience  TEXT CHECK (audience IN ('bound', 'unbound'))
+) STRICT;
+INSERT INTO feed_events_17 (seq, at, resource, action, record_id, facility, payload, audience)
+  SELECT seq, at, resource, action, record_id, facility, payload, audience FROM feed_events;
+DELETE FROM sqlite_sequence WHERE name = 'feed_events_17';
+INSERT INTO sqlite_sequence (name, seq) SELECT 'feed_events_17', seq FROM sqlite_sequence WHERE name = 'feed_events';
+DROP TABLE feed_events;
+ALTER TABLE feed_events_17 RENAME TO feed_events;
+CREATE INDEX feed_events_at ON feed_events (at);

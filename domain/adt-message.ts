@@ -5,8 +5,10 @@
  */
 import type { Hl7Message, Hl7Segment } from '@medplum/core'
 import { WardOccupantCreate } from '../schemas/ward-occupants.js'
+import { BED_EVENTS } from './adt-bed-events.js'
 import { headerRejection } from './adt-header-rules.js'
 import { isPatientEvent, type PatientEventFields, readPatientEvent } from './adt-patient-message.js'
+import { TABLE_0116 } from './bed-states.js'
 import { parseHl7Time } from './hl7-time.js'
 
 /** The events the ward applies or parks; every other ADT trigger is acknowledged and ignored. */
@@ -39,6 +41,8 @@ export const WARD_EVENTS = [
   'A44',
   'A45',
   'A46',
+  // Pending moves, leaves of absence, bed status (domain/adt-bed-events.ts).
+  ...BED_EVENTS,
 ] as const
 export type WardEventCode = (typeof WARD_EVENTS)[number]
 
@@ -86,14 +90,16 @@ export interface WardMessage extends PatientEventFields {
   eventAt: number
   /** When the patient left: PV1-45, else the event time. */
   dischargedAt: number
+  /** A20: NPU-2, the bed status (HL7 table 0116). */
+  bedStatus?: string
 }
 
 /** Why a message can never be applied; `field` is where (MSH-9, PV1-3 ...), for the ERR segment. */
 export interface Rejection {
   field: string
   reason: string
-  /** HL7 table 0357: 100 segment sequence, 101 required field missing, 102 data type, 200 unsupported message type, 202 unsupported processing id, 203 unsupported version id, 207 application error. */
-  code: 100 | 101 | 102 | 200 | 202 | 203 | 207
+  /** HL7 table 0357: 100 segment sequence, 101 required field missing, 102 data type, 103 table value not found, 200 unsupported message type, 202 unsupported processing id, 203 unsupported version id, 207 application error. */
+  code: 100 | 101 | 102 | 103 | 200 | 202 | 203 | 207
 }
 
 export type AdtReading =
@@ -204,17 +210,72 @@ function overLength(values: [field: string, name: OccupantText, value: string | 
   return null
 }
 
-/** Events that place the patient somewhere, so PV1-3.3 (bed) and PID-3 must be there. */
-const PLACING: ReadonlySet<WardEventCode> = new Set(['A01', 'A02'])
+/** Events that place the patient somewhere (or expect them there), so PV1-3.3 (bed) must be there. */
+const PLACING: ReadonlySet<WardEventCode> = new Set(['A01', 'A02', 'A14', 'A15'])
+
+/** When the event happened: EVN-6, else EVN-2, else MSH-7; or why it cannot be read. */
+function eventTime(message: Hl7Message, header: MessageHeader, zone: string): number | Rejection {
+  const times = eventTimes(message, header, zone, undefined)
+  return isRejection(times) ? times : times.eventAt
+}
+
+/** A PL field (bed location): point of care, room, bed, facility; null without a bed. */
+function place(segment: Hl7Segment | undefined, field: number, settings: AdtSettings): Location | null {
+  const bed = component(segment, field, 3)
+  if (bed === '') return null
+  return {
+    facility: component(segment, field, 4) || settings.defaultFacility,
+    room: component(segment, field, 2) || null,
+    bed,
+  }
+}
+
+/** A20: the bed (NPU-1) and its status (NPU-2); no patient, no encounter. */
+function readBedStatus(message: Hl7Message, header: MessageHeader, settings: AdtSettings): WardMessage | Rejection {
+  const npu = message.getSegment('NPU')
+  if (!npu) return { field: 'NPU', reason: 'an A20 needs an NPU segment', code: 100 }
+  const location = place(npu, 1, settings)
+  if (!location) return { field: 'NPU-1', reason: 'NPU-1.3 (bed) is empty; an A20 needs the bed', code: 101 }
+  const tooLong = overLength([
+    ['NPU-1.3', 'bed', location.bed],
+    ['NPU-1.2', 'room', location.room],
+    ['NPU-1.4', 'facility', component(npu, 1, 4) || null],
+  ])
+  if (tooLong !== null) return tooLong
+  const status = component(npu, 2, 1)
+  if (!(status in TABLE_0116))
+    return {
+      field: 'NPU-2',
+      reason: `NPU-2 (bed status) ${status || '(empty)'} is not one of HL7 table 0116's C, H, K, I, O, U`,
+      code: status === '' ? 101 : 103,
+    }
+  const eventAt = eventTime(message, header, settings.timeZone)
+  if (isRejection(eventAt)) return eventAt
+  const { facility } = location
+  return {
+    event: 'A20',
+    encounter: '',
+    patient: null,
+    location,
+    facility,
+    provider: null,
+    eventAt,
+    dischargedAt: eventAt,
+    bedStatus: status,
+  }
+}
 
 function readWardMessage(message: Hl7Message, header: MessageHeader, settings: AdtSettings): WardMessage | Rejection {
   const event = header.trigger as WardEventCode
   if (isPatientEvent(event)) return readPatientEvent(message, header, settings, event)
+  if (event === 'A20') return readBedStatus(message, header, settings)
   const pv1 = message.getSegment('PV1')
   if (!pv1) return { field: 'PV1', reason: `an ${event} needs a PV1 segment`, code: 100 }
   const encounter = component(pv1, 19, 1)
   if (encounter === '') return { field: 'PV1-19', reason: 'PV1-19 (visit number, the encounter) is empty', code: 101 }
-  const bed = component(pv1, 3, 3)
+  // A15: the bed the patient is to go to is PV2-1 (prior pending location) when sent, else PV1-3.
+  const pending = event === 'A15' ? place(message.getSegment('PV2'), 1, settings) : null
+  const bed = pending?.bed ?? component(pv1, 3, 3)
   if (PLACING.has(event) && bed === '')
     return {
       field: 'PV1-3',
@@ -232,9 +293,9 @@ function readWardMessage(message: Hl7Message, header: MessageHeader, settings: A
   const provider = component(pv1, 7, 1) || null
   const tooLong = overLength([
     ['PV1-19', 'encounter', encounter],
-    ['PV1-3.3', 'bed', bed],
-    ['PV1-3.2', 'room', room],
-    ['PV1-3.4', 'facility', component(pv1, 3, 4) || null],
+    [pending ? 'PV2-1.3' : 'PV1-3.3', 'bed', bed],
+    [pending ? 'PV2-1.2' : 'PV1-3.2', 'room', pending ? pending.room : room],
+    [pending ? 'PV2-1.4' : 'PV1-3.4', 'facility', pending ? pending.facility : component(pv1, 3, 4) || null],
     ['PID-3', 'occupiedBy', patient || null],
     ['PV1-7', 'provider', provider],
   ])
@@ -243,7 +304,7 @@ function readWardMessage(message: Hl7Message, header: MessageHeader, settings: A
     event,
     encounter,
     patient: patient === '' ? null : patient,
-    location: bed === '' ? null : { facility, room, bed },
+    location: pending ?? (bed === '' ? null : { facility, room, bed }),
     facility,
     provider,
     ...times,

@@ -3,6 +3,7 @@
  * changes to make, or the reason to park it (understood, but it does not fit the ward as it is).
  * Pure: the caller reads the state and applies the changes in one transaction (hl7/, db/).
  */
+import { BED_PARK_CODES, isBedEvent } from './adt-bed-events.js'
 import type { Location, WardMessage } from './adt-message.js'
 
 /** An occupant as the plan needs it. */
@@ -64,6 +65,8 @@ export const PARK_CODES = [
   'encounter-taken',
   'other-facility',
   'not-followed',
+  // domain/adt-bed-events.ts
+  ...BED_PARK_CODES,
 ] as const
 export type ParkCode = (typeof PARK_CODES)[number]
 
@@ -193,8 +196,12 @@ export function planWardChange(m: WardMessage, state: WardState, transferOnA08: 
       if (holder) return park('bed-taken-since', `${where(last as Location)} was taken since by occupant ${holder.id}`)
       return apply({ op: 'reopen', id: last.id })
     }
-    default:
+    default: {
+      // The bed events move no patient: domain/adt-bed-events.ts plans them; the patient events
+      // domain/adt-patient-events.ts (planAdt).
+      if (isBedEvent(m.event)) return apply()
       throw new Error(`an ${m.event} is planned by planAdt (domain/adt-patient-events.ts)`)
+    }
   }
 }
 

@@ -32,3 +32,16 @@ export const Hl7FacilityChangedError = createError(
   'HL7 message %s was parked under facility %s and would now apply to another; a retry never applies it elsewhere than it was filed: dismiss it, and resolve it where it belongs',
   409,
 )
+// A bed closed, being cleaned or contaminated (domain/bed-states.ts) is not given over the API;
+// the message says which and since when, so the caller knows whom to ask.
+export const BedNotAvailableError = createError<'BED_NOT_AVAILABLE', 409, [string, string, string, string]>(
+  'BED_NOT_AVAILABLE',
+  'bed %s is %s (since %s, set by %s) and not free for an admission; clear its state first (PUT /beds/:bed/state)',
+  409,
+)
+// A bed state set on a bed the ward does not know (never occupied, not listed, not expected).
+export const UnknownBedError = createError(
+  'BED_NOT_FOUND',
+  'bed %s is not a bed of %s: list it first (facility-service beds add)',
+  404,
+)

@@ -7,6 +7,7 @@ import {
   snapshotForViewer,
   type Viewer,
 } from '../db/repositories/notification-audience.js'
+import { BedStatus } from '../schemas/beds.js'
 import { FormTemplate } from '../schemas/form-templates.js'
 import { Notification } from '../schemas/notifications.js'
 import { WardOccupant } from '../schemas/ward-occupants.js'
@@ -17,6 +18,7 @@ const serialize: Record<FeedResource, (record: unknown) => string> = {
   'ward-occupants': fastJsonStringify(WardOccupant),
   'form-templates': fastJsonStringify(FormTemplate),
   notifications: fastJsonStringify(Notification),
+  'bed-states': fastJsonStringify(BedStatus),
 }
 
 /** One SSE message. Ids and names never hold a line break; JSON text never holds a raw one. */

@@ -72,6 +72,7 @@ export default fp<{ config: Config }>(
     const settings = adtSettings(config)
     const adtWard = createAdtWard(fastify.db, {
       wardOccupants: fastify.repos.wardOccupants,
+      bedStates: fastify.repos.bedStates,
       exclusiveBeds: config.BED_POLICY === 'exclusive',
       transferOnA08: settings.transferOnA08,
     })

@@ -5,6 +5,7 @@ import { applyBedPolicy, type BedPolicy } from '../db/bed-policy.js'
 import { type Checkpointer, createCheckpointer } from '../db/checkpointer.js'
 import { describeCopy, openDatabase } from '../db/connection.js'
 import { type AuditLog, createAuditLog } from '../db/repositories/audit.js'
+import { createBedStateRepository } from '../db/repositories/bed-states.js'
 import { createBedRepository } from '../db/repositories/beds.js'
 import { createBlockedAccounts } from '../db/repositories/blocked-accounts.js'
 import { createFeedLog } from '../db/repositories/feed.js'
@@ -58,6 +59,8 @@ export interface DbPluginOptions {
   checkpointWorker?: boolean
   /** SQLite's page cache of this connection (DATABASE_CACHE_BYTES). */
   cacheBytes: number
+  /** BED_EXPECTED_HOURS: how long a pending admission or transfer keeps its bed expected (0: until cleared). */
+  bedExpectedHours?: number
 }
 
 /** A database in a file of its own (not in memory, not a URI), in WAL mode. */
@@ -123,6 +126,15 @@ function createRepositories(
   const audit = createAuditLog(db)
   const feed = createFeedLog(db)
   const tokens = committedDurably(db, withTokenCache(db, createTokenRepository(db)))
+  const notifications = createNotificationRepository(db, { feed, writes, pageCacheBytes: opts.pageCacheBytes })
+  const expectedHours = opts.bedExpectedHours ?? 24
+  const bedStates = createBedStateRepository(db, {
+    audit,
+    feed,
+    writes,
+    expectedHours,
+    notify: (notification) => notifications.create(notification),
+  })
   return {
     audit,
     feed,
@@ -133,10 +145,12 @@ function createRepositories(
       events,
       writes,
       pageCacheBytes: opts.occupantPageCacheBytes,
+      admissible: bedStates.assertAdmissible,
     }),
-    beds: createBedRepository(db),
+    beds: createBedRepository(db, expectedHours),
+    bedStates,
     formTemplates: createFormTemplateRepository(db, { audit, feed, writes }),
-    notifications: createNotificationRepository(db, { feed, writes, pageCacheBytes: opts.pageCacheBytes }),
+    notifications,
     readLog: createReadLog(db),
     blockedAccounts: createBlockedAccounts(db),
     providerAdmins: createProviderAdmins(db, writes),

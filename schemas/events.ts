@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { Timestamp } from './common.js'
 
 /** The resources whose changes the live feed carries, and what can happen to a record. */
-export const FEED_RESOURCES = ['ward-occupants', 'form-templates', 'notifications'] as const
+export const FEED_RESOURCES = ['ward-occupants', 'form-templates', 'notifications', 'bed-states'] as const
 export type FeedResource = (typeof FEED_RESOURCES)[number]
 export type FeedAction = 'created' | 'patched' | 'removed'
 

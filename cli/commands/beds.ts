@@ -1,19 +1,30 @@
+import { userInfo } from 'node:os'
 import { type Command, Option } from 'commander'
+import type { Database } from '../../db/connection.js'
+import { createAuditLog } from '../../db/repositories/audit.js'
+import { createBedStateRepository } from '../../db/repositories/bed-states.js'
 import { createBedRepository } from '../../db/repositories/beds.js'
+import { createFeedLog } from '../../db/repositories/feed.js'
+import { createNotificationRepository } from '../../db/repositories/notifications.js'
+import type { Principal } from '../../domain/principal.js'
+import { HOUSEKEEPING_STATES, type HousekeepingState } from '../../schemas/beds.js'
 import { placeName } from '../arguments.js'
-import { withDatabase } from '../database.js'
+import { openExisting, withDatabase } from '../database.js'
 import { CliError } from '../errors.js'
 import type { CliIo } from '../io.js'
 
 /**
- * `beds add|remove|list`: beds that were never occupied, for the bed board (docs/BOARD.md);
- * beds with occupants show anyway.
+ * `beds add|remove|list|state`: beds that were never occupied, for the bed board (docs/BOARD.md);
+ * beds with occupants show anyway; and a bed's housekeeping state.
  */
 export function addBedsCommand(program: Command, io: CliIo): void {
-  const beds = program.command('beds').description('list the beds of a ward that have never been occupied too')
+  const beds = program
+    .command('beds')
+    .description("the beds of a ward: list the ones never occupied, remove one, set a bed's state")
   addAdd(beds, program, io)
   addRemove(beds, program, io)
   addList(beds, program, io)
+  addState(beds, program, io)
 }
 
 function facilityOption(): Option {
@@ -38,13 +49,20 @@ function addAdd(beds: Command, program: Command, io: CliIo): void {
 function addRemove(beds: Command, program: Command, io: CliIo): void {
   beds
     .command('remove')
-    .description('take a bed off the list (a bed that has had occupants stays on the board)')
+    .description('take a bed off the board (a bed with an active stay stays on it until discharged)')
     .requiredOption('--bed <bed>', 'the bed id', placeName)
     .addOption(facilityOption())
     .action((opts: { bed: string; facility?: string }) => {
       const removed = withDatabase(program, (db) => createBedRepository(db).remove(opts.facility ?? null, opts.bed))
-      if (!removed) throw new CliError(`bed ${opts.bed} is not listed${opts.facility ? ` in ${opts.facility}` : ''}`)
-      io.out(`removed bed ${opts.bed}`)
+      const where = opts.facility ? ` in ${opts.facility}` : ''
+      if (removed === 'unknown') throw new CliError(`bed ${opts.bed} is not listed${where}, and has had no stay`)
+      if (removed === 'occupied')
+        throw new CliError(`bed ${opts.bed}${where} has an active stay: it stays on the board until discharged`)
+      io.out(
+        removed === 'removed'
+          ? `removed bed ${opts.bed}`
+          : `took bed ${opts.bed} off the list; it stays on the board while its stay is active`,
+      )
     })
 }
 
@@ -57,6 +75,58 @@ function addList(beds: Command, program: Command, io: CliIo): void {
       for (const bed of withDatabase(program, (db) => createBedRepository(db).kept())) {
         if (opts.facility === undefined || bed.facility === opts.facility)
           io.out([bed.facility ?? '*', bed.room ?? '-', bed.bed].join('\t'))
+      }
+    })
+}
+
+/** Who the CLI acts as in the audit: the operating-system account running it. */
+function cliPrincipal(): Principal {
+  const account = `cli:${userInfo().username}`
+  return { tokenId: account, account, role: 'admin', facility: null }
+}
+
+function bedStates(db: Database) {
+  const notifications = createNotificationRepository(db)
+  return createBedStateRepository(db, {
+    audit: createAuditLog(db),
+    feed: createFeedLog(db),
+    // The default of BED_EXPECTED_HOURS: only the record of the change (audit, feed) reads it.
+    expectedHours: 24,
+    notify: (notification) => notifications.create(notification),
+  })
+}
+
+function addState(beds: Command, program: Command, io: CliIo): void {
+  beds
+    .command('state')
+    .description("set a bed's housekeeping state, or clear it with none (audited, on the live feed)")
+    .requiredOption('--bed <bed>', 'the bed id', placeName)
+    .addOption(
+      new Option('--state <state>', 'the state; none clears it')
+        .choices([...HOUSEKEEPING_STATES, 'none'])
+        .makeOptionMandatory(),
+    )
+    .option('--note <text>', 'why, for the ward (shown on the board)', placeName)
+    .addOption(facilityOption())
+    .action(async (opts: { bed: string; state: HousekeepingState | 'none'; note?: string; facility?: string }) => {
+      const db = openExisting(program)
+      try {
+        const state = opts.state === 'none' ? null : opts.state
+        const status = await bedStates(db).setHousekeeping(
+          cliPrincipal(),
+          opts.facility ?? null,
+          opts.bed,
+          state,
+          opts.note ?? null,
+        )
+        // An occupied bed shows its patient first: say its housekeeping state beside it.
+        const kept = status.housekeeping && status.housekeeping.state !== status.state
+        io.out(`bed ${opts.bed}: ${status.state}${kept ? ` (${status.housekeeping?.state})` : ''}`)
+      } catch (error) {
+        if ((error as { code?: string }).code === 'BED_NOT_FOUND') throw new CliError((error as Error).message)
+        throw error
+      } finally {
+        db.close()
       }
     })
 }

@@ -1,9 +1,12 @@
 import type { Database } from 'better-sqlite3'
+import { isBedEvent } from '../../domain/adt-bed-events.js'
 import type { Location, WardMessage } from '../../domain/adt-message.js'
 import { type PatientEventState, planAdt, planAdtWithin } from '../../domain/adt-patient-events.js'
 import type { Occupant, WardChange, WardPlan } from '../../domain/adt-ward.js'
 import type { Principal } from '../../domain/principal.js'
+import { createAdtBedEvents } from './adt-bed-events.js'
 import { createPatientEventStore } from './adt-patient-events.js'
+import type { BedStateRepository } from './bed-states.js'
 import type { WardOccupantRepository } from './ward-occupants.js'
 
 interface OccupantRow {
@@ -40,6 +43,8 @@ const latestFirst = (x: OccupantRow, y: OccupantRow): number =>
 
 export interface AdtWardOptions {
   wardOccupants: WardOccupantRepository
+  /** The bed states: the bed events (A14 ... A53, A20) and the notice of an admission into an unavailable bed. */
+  bedStates: BedStateRepository
   exclusiveBeds: boolean
   transferOnA08: boolean
 }
@@ -72,6 +77,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
     )
     .pluck()
   const writes = opts.wardOccupants.inTransaction
+  const bedEvents = createAdtBedEvents(opts.bedStates)
 
   function stateOf(encounter: string): PatientEventState {
     return {
@@ -104,6 +110,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
           ...(l.room === null ? {} : { room: l.room }),
           ...(change.provider === null ? {} : { provider: change.provider }),
         })
+        bedEvents.tellAdmittedAnyway(actor, l.facility, l.bed, change.encounter)
         return
       }
       case 'discharge':
@@ -130,6 +137,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
   const applyAll = db.transaction((actor: Principal, changes: WardChange[]) => {
     for (const change of changes) make(actor, change)
   })
+  const applyBedEvent = db.transaction(bedEvents.apply)
 
   /**
    * The plan, made. Must run inside a write-queue job. `filedUnder`: the facility the message is
@@ -144,6 +152,8 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
   ): { plan: WardPlan; facility: string | null } {
     const state = stateOf(message.encounter)
     const facility = filedUnder ?? concernedFacility(message, state.encounterOccupants[0])
+    if (isBedEvent(message.event))
+      return { plan: applyBedEvent(actor, message, state, filedUnder === null ? undefined : facility), facility }
     const plan =
       filedUnder === null
         ? planAdt(message, state, opts.transferOnA08)

@@ -1,9 +1,10 @@
 import type { Database } from 'better-sqlite3'
 import type { WardOccupant } from '../../schemas/ward-occupants.js'
+import { createBedStateReads, NO_FACILITY, type StateFields } from './bed-state-reads.js'
 import { toRecord, type WardOccupantRow } from './ward-occupants.js'
 
-/** A bed as the board shows it: who is in it now, and who left it last. */
-export interface BedState {
+/** A bed as the board shows it: who is in it now, who left it last, and its state. */
+export interface BedState extends StateFields {
   bed: string
   room?: string
   /** the occupants still in the bed, oldest first (one, unless BED_POLICY=shared) */
@@ -19,13 +20,11 @@ export interface KeptBed {
   room?: string
 }
 
-/** In kept_beds, '' stands for "no facility" (facility ids are never empty): a key without NULL. */
-const NO_FACILITY = ''
-
 /**
  * The beds of one facility (or of the records without a facility: `facility` null), known from the
  * occupants they ever had, so a bed stays listed once it is free again, plus the beds an
- * administrator listed, so a bed that was never occupied shows too.
+ * administrator listed, so a bed that was never occupied shows too, plus the beds a patient is
+ * expected in; each with its state (db/repositories/bed-state-reads.ts).
  *
  * Every statement is an index search (test/db/beds-plan.test.ts): the beds from seen_beds (kept
  * by a trigger on each admission, schema.sql migration 9) and kept_beds by their key, the active
@@ -33,7 +32,8 @@ const NO_FACILITY = ''
  * own rows in ward_occupants_bed (bed, facility). The cost grows with the beds and each bed's own
  * history, not with the facility's.
  */
-export function createBedRepository(db: Database) {
+export function createBedRepository(db: Database, expectedHours = 24) {
+  const states = createBedStateReads(db, expectedHours)
   const seenBeds = db.prepare<[string], string>('SELECT bed FROM seen_beds WHERE facility = ?').pluck()
   const activeOccupants = db.prepare<{ facility: string | null }, WardOccupantRow>(
     `SELECT * FROM ward_occupants
@@ -58,6 +58,13 @@ export function createBedRepository(db: Database) {
   )
   const keptOne = db.prepare<[string, string], number>('SELECT 1 FROM kept_beds WHERE facility = ? AND bed = ?').pluck()
   const unkeep = db.prepare('DELETE FROM kept_beds WHERE facility = ? AND bed = ?')
+  const unsee = db.prepare('DELETE FROM seen_beds WHERE facility = ? AND bed = ?')
+  const unstate = db.prepare('DELETE FROM bed_states WHERE facility = ? AND bed = ?')
+  const activeCount = db
+    .prepare<[string | null, string], number>(
+      'SELECT count(*) FROM ward_occupants WHERE facility IS ? AND bed = ? AND discharged_at IS NULL',
+    )
+    .pluck()
 
   /** Every bed of the facility, ordered by room then bed (text order; the board sorts naturally). */
   function list(facility: string | null): BedState[] {
@@ -69,8 +76,9 @@ export function createBedRepository(db: Database) {
           const record = toRecord(row)
           active.set(record.bed, [...(active.get(record.bed) ?? []), record])
         }
+        const fields = states.ofFacility(facility)
         const beds = seenBeds.all(facility ?? NO_FACILITY).map((bed): BedState => {
-          const state: BedState = { bed, active: active.get(bed) ?? [] }
+          const state: BedState = { bed, active: active.get(bed) ?? [], state: 'free' }
           const last = lastDischarge.get({ facility, bed })
           if (last) state.lastDischarged = toRecord(last)
           // The room of its current occupant, else the one it was in when last used.
@@ -81,10 +89,21 @@ export function createBedRepository(db: Database) {
         // A listed bed shows even if never occupied; the room its administrator gave wins.
         const byBed = new Map(beds.map((state) => [state.bed, state]))
         for (const { bed, room } of keptOf.all(facility ?? NO_FACILITY)) {
-          const state = byBed.get(bed) ?? { bed, active: [] }
+          const state = byBed.get(bed) ?? { bed, active: [], state: 'free' }
           if (!byBed.has(bed)) beds.push(state)
+          byBed.set(bed, state)
           if (room !== null) state.room = room
         }
+        // A bed a patient is expected in shows before its first admission.
+        for (const bed of fields.expectedBeds()) if (!byBed.has(bed)) beds.push({ bed, active: [], state: 'expected' })
+        for (const state of beds)
+          Object.assign(
+            state,
+            fields.of(
+              state.bed,
+              state.active.map((o) => o.id),
+            ),
+          )
         return beds.sort((a, b) => compare(a.room ?? '', b.room ?? '') || compare(a.bed, b.bed))
       })
       .deferred()
@@ -102,9 +121,23 @@ export function createBedRepository(db: Database) {
       .immediate()
   }
 
-  /** Takes a bed off the list; answers whether it was listed. A bed with occupants stays on the board. */
-  function remove(facility: string | null, bed: string): boolean {
-    return unkeep.run(facility ?? NO_FACILITY, bed).changes > 0
+  /**
+   * Takes a bed off the board (the list, the beds seen, its housekeeping state): 'removed'; or
+   * 'unknown' when it was on neither. A bed with an active stay stays on the board: it is only
+   * taken off the list ('unlisted'), or, not listed, left alone ('occupied'). A later admission
+   * into a removed bed lists it again.
+   */
+  function remove(facility: string | null, bed: string): 'removed' | 'unlisted' | 'occupied' | 'unknown' {
+    const key = facility ?? NO_FACILITY
+    return db
+      .transaction(() => {
+        const unlisted = unkeep.run(key, bed).changes > 0
+        if (activeCount.get(facility, bed)) return unlisted ? 'unlisted' : 'occupied'
+        const unseen = unsee.run(key, bed).changes > 0
+        unstate.run(key, bed)
+        return unlisted || unseen ? 'removed' : 'unknown'
+      })
+      .immediate()
   }
 
   function kept(): KeptBed[] {

@@ -140,7 +140,7 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       message_type: header?.messageType || null,
       event: header?.trigger || null,
       facility,
-      // An A40/A47 without PV1 names no visit.
+      // An A40/A47 without PV1 names no visit, nor does an A20.
       encounter: ward?.encounter || null,
       received_at: input.receivedAt,
       event_at: ward?.eventAt ?? null,

@@ -92,6 +92,8 @@ export interface WardOccupantRepositoryOptions extends ChangeLogs {
   writes: WriteQueue
   /** Memory for list pages asked again before anything changed (0: none). */
   pageCacheBytes?: number
+  /** Refuses an API admission into a bed that is not available (BED_NOT_AVAILABLE); the ADT feed's are not refused. */
+  admissible?: (facility: string | null, bed: string) => void
 }
 
 export function createWardOccupantRepository(db: Database, opts: WardOccupantRepositoryOptions) {
@@ -271,7 +273,10 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
     /** The writes themselves, for a caller already inside a write-queue job (the ADT feed, db/repositories/adt-ward.ts). */
     inTransaction: { create, patch, remove: destroy, relabel },
     create: (actor: Principal, facility: string | null, input: WardOccupantCreate): Promise<Versioned<WardOccupant>> =>
-      writes.run(() => create(actor, facility, input)),
+      writes.run(() => {
+        opts.admissible?.(facility, input.bed)
+        return create(actor, facility, input)
+      }),
     /** The record as JSON text, if the caller's facility may see it (else 404). */
     get(scope: Scope, id: string): Versioned<string> {
       const found = byIdJson.get(id)

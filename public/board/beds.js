@@ -1,14 +1,7 @@
 // The beds: their state, and one DOM node per bed, updated in place when that bed changes.
-import { clock, duration, HIDDEN, natural } from './format.js'
-
-/** How long a bed stays marked after a discharge. */
-export const RECENT_MS = 2 * 60 * 60 * 1000
-
-const LABELS = {
-  occupied: { icon: '●', text: 'Occupied' },
-  free: { icon: '○', text: 'Free' },
-  recent: { icon: '↺', text: 'Recently discharged' },
-}
+import { flagsOf, followStay, LABELS, stateOf, takeStatus } from './bed-states.js'
+import { fitBeds } from './fit.js'
+import { clock, duration, HIDDEN, natural, redact } from './format.js'
 
 function element(tag, className, text) {
   const node = document.createElement(tag)
@@ -20,12 +13,6 @@ function element(tag, className, text) {
 /** Sets a text only when it differs, so an unchanged bed sees no DOM mutation at all. */
 function setText(node, text) {
   if (node.textContent !== text) node.textContent = text
-}
-
-export function stateOf(bed, now = Date.now()) {
-  if (bed.active.length > 0) return 'occupied'
-  const left = bed.lastDischarged?.dischargedAt
-  return left !== undefined && now - left < RECENT_MS ? 'recent' : 'free'
 }
 
 export class BedBoard {
@@ -44,10 +31,36 @@ export class BedBoard {
     this.beds.clear()
     this.nodes.clear()
     this.rooms.clear()
+    this.loading = true
     for (const bed of beds) {
       this.beds.set(bed.bed, { ...bed, active: [...bed.active] })
       this.draw(bed.bed)
     }
+    this.loading = false
+    this.fit()
+  }
+
+  /** Every bed on the screen at once (fit.js); again when the space or the number of beds changes. */
+  fit() {
+    fitBeds(this.container, this.beds.size)
+  }
+
+  /** A bed-states change: the bed's housekeeping state, expectation and marks as they are now. */
+  applyStatus(status) {
+    let bed = this.beds.get(status.bed)
+    if (!bed) {
+      bed = { bed: status.bed, active: [] }
+      this.beds.set(status.bed, bed)
+    }
+    const before = stateOf(bed)
+    takeStatus(bed, status)
+    this.draw(status.bed)
+    this.announceChange(bed, before)
+  }
+
+  announceChange(bed, before) {
+    const after = stateOf(bed)
+    if (after !== before) this.onAnnounce(`Bed ${bed.bed}: ${LABELS[after].text.toLowerCase()}`)
   }
 
   /** A ward occupant created, patched or removed: only its bed is redrawn. */
@@ -59,6 +72,7 @@ export class BedBoard {
       this.beds.set(record.bed, bed)
     }
     const before = stateOf(bed)
+    followStay(bed, action, record)
     bed.active = bed.active.filter((o) => o.id !== record.id)
     if (bed.lastDischarged?.id === record.id) delete bed.lastDischarged
     if (action !== 'removed') {
@@ -71,8 +85,7 @@ export class BedBoard {
       if (record.room !== undefined) bed.room = record.room
     }
     this.draw(record.bed)
-    const after = stateOf(bed)
-    if (after !== before) this.onAnnounce(`Bed ${bed.bed}: ${LABELS[after].text.toLowerCase()}`)
+    this.announceChange(bed, before)
   }
 
   setPrivacy(on) {
@@ -89,10 +102,16 @@ export class BedBoard {
     }
   }
 
+  /** In use (a stay is active, its patient here or on leave) and free (nothing holds or awaits it). */
   counts() {
     let used = 0
-    for (const bed of this.beds.values()) if (bed.active.length > 0) used++
-    return { used, free: this.beds.size - used }
+    let free = 0
+    for (const bed of this.beds.values()) {
+      const state = stateOf(bed)
+      if (bed.active.length > 0) used++
+      else if (state === 'free' || state === 'recent') free++
+    }
+    return { used, free }
   }
 
   /** Every id on screen, for masking free text when privacy is on. */
@@ -111,9 +130,11 @@ export class BedBoard {
   draw(id) {
     const bed = this.beds.get(id)
     let node = this.nodes.get(id)
+    let added = false
     if (!node) {
       node = this.createNode(id)
       this.nodes.set(id, node)
+      added = true
     }
     const room = bed.room ?? ''
     if (node.dataset.room !== room || !node.isConnected) {
@@ -135,16 +156,30 @@ export class BedBoard {
     const more = bed.active.length > 1 ? ` (+${bed.active.length - 1} more)` : ''
     setText(parts.encounter, shown ? `Encounter ${this.privacy ? HIDDEN : shown.encounter}${more}` : '')
     setText(parts.provider, shown?.provider ? `Provider ${this.privacy ? HIDDEN : shown.provider}` : '')
+    setText(parts.room, room === '' ? '' : `· ${room}`)
+    setText(parts.flags, [flagsOf(bed, state), this.noteOf(bed)].filter(Boolean).join(' · '))
     this.fillTimes(node, bed)
     node.dataset.redraws = String(Number(node.dataset.redraws ?? 0) + 1)
+    if (added && !this.loading) this.fit()
+  }
+
+  /** The note staff gave with a housekeeping state; free text, so masked like a notice (privacy). */
+  noteOf(bed) {
+    const note = bed.housekeeping?.note
+    if (!note) return ''
+    return `✎ ${this.privacy ? redact(note, this.knownIds()) : note}`
   }
 
   fillTimes(node, bed) {
     const now = Date.now()
     const current = bed.active.at(-1)
     let text = ''
+    const state = stateOf(bed, now)
     if (current) text = `since ${clock(current.occupiedAt)} (${duration(now - current.occupiedAt)})`
-    else if (stateOf(bed, now) === 'recent') {
+    else if (bed.housekeeping && state === bed.housekeeping.state)
+      text = `since ${clock(bed.housekeeping.since)} (${duration(now - bed.housekeeping.since)})`
+    else if (state === 'expected') text = `expected since ${clock(bed.expected.since)}`
+    else if (state === 'recent') {
       const left = bed.lastDischarged.dischargedAt
       const ago = duration(now - left)
       text = `left ${clock(left)} (${ago === 'just now' ? ago : `${ago} ago`})`
@@ -157,6 +192,8 @@ export class BedBoard {
     node.tabIndex = 0
     node.dataset.bed = id
     const head = element('h3', 'bed-name', `Bed ${id}`)
+    const room = element('span', 'bed-room')
+    head.append(' ', room)
     const status = element('p', 'bed-status')
     const icon = element('span', 'icon')
     icon.setAttribute('aria-hidden', 'true')
@@ -165,8 +202,9 @@ export class BedBoard {
     const time = element('p', 'bed-time')
     const encounter = element('p', 'bed-encounter')
     const provider = element('p', 'bed-provider')
-    node.append(head, status, time, encounter, provider)
-    node.parts = { icon, state, time, encounter, provider }
+    const flags = element('p', 'bed-flags')
+    node.append(head, status, flags, time, encounter, provider)
+    node.parts = { icon, state, time, encounter, provider, room, flags }
     return node
   }
 

@@ -33,12 +33,29 @@ function problem(error) {
   const box = $('problem')
   box.textContent = error ? `Problem: ${error.message}` : ''
   box.hidden = !error
+  board.fit()
 }
 
+function setOffline(offline) {
+  $('offline').hidden = !offline
+  board.fit()
+}
+
+let notesOpen = false
 function show(signedIn) {
   $('signin').hidden = signedIn
-  for (const id of ['board', 'notifications', 'counts', 'controls']) $(id).hidden = !signedIn
-  if (!signedIn) $('offline').hidden = true
+  for (const id of ['board', 'counts', 'controls']) $(id).hidden = !signedIn
+  $('notifications').hidden = !(signedIn && notesOpen)
+  if (!signedIn) setOffline(false)
+  else board.fit()
+}
+
+/** The notifications open over the beds, never beside them: the beds keep the whole screen. */
+function toggleNotes(open = !notesOpen) {
+  notesOpen = open
+  $('notes-toggle').setAttribute('aria-expanded', String(open))
+  $('notifications').hidden = !open
+  if (open) $('notifications').focus()
 }
 
 async function loadAll() {
@@ -65,6 +82,10 @@ function applyChange(resource, action, record) {
   if (resource === 'ward-occupants') {
     if ((record.facility ?? null) !== facility) return
     board.apply(action, record)
+    scheduleCounts()
+  } else if (resource === 'bed-states') {
+    if ((record.facility ?? null) !== facility) return
+    board.applyStatus(record)
     scheduleCounts()
   } else if (action === 'created') {
     notes.add(record)
@@ -105,7 +126,7 @@ function start() {
     onLoad: loadAll,
     onChange: applyChange,
     onStatus: (online) => {
-      $('offline').hidden = online
+      setOffline(!online)
       if (online) problem(null)
     },
     onRefused: signOut,
@@ -123,6 +144,8 @@ function signOut(error) {
   notes.items.clear()
   facility = null
   $('facility-name').textContent = ''
+  notesOpen = false
+  $('notes-toggle').setAttribute('aria-expanded', 'false')
   show(false)
   problem(error instanceof Error ? error : null)
   $('token').focus()
@@ -143,6 +166,8 @@ $('signin').addEventListener('submit', (event) => {
   start()
 })
 $('signout').addEventListener('click', () => signOut())
+$('notes-toggle').addEventListener('click', () => toggleNotes())
+window.addEventListener('resize', () => board.fit())
 $('privacy').addEventListener('click', () => {
   session.privacy = !session.privacy
   board.setPrivacy(session.privacy)

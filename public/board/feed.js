@@ -7,6 +7,7 @@ const EVENTS = [
   'ward-occupants removed',
   'notifications created',
   'notifications patched',
+  'bed-states patched',
 ]
 const RETRY_MS = [500, 1000, 2000, 3000]
 
@@ -34,7 +35,7 @@ export function connectFeed({ onLoad, onChange, onStatus, onRefused }) {
       return retry()
     }
     if (stopped) return
-    const query = new URLSearchParams({ ticket, resources: 'ward-occupants,notifications' })
+    const query = new URLSearchParams({ ticket, resources: 'ward-occupants,notifications,bed-states' })
     if (lastEventId !== null) query.set('lastEventId', lastEventId)
     source = new EventSource(`/events?${query}`)
     source.addEventListener('open', () => {

@@ -34,6 +34,9 @@ const OWN_TEXTS = [
   /\b(Encounter )(?!•••)(.+?)( now occupies bed )/g,
   /\b(Encounter )(?!•••)(.+?)( was discharged from bed )/g,
   /\b(The discharge of encounter )(?!•••)(.+?)( from bed )/g,
+  /\b(Encounter )(?!•••)(.+?)( was placed in bed )/g,
+  /\b(Encounter )(?!•••)(.+?)( is expected in bed )/g,
+  /\b(The pending (?:admission|transfer) of encounter )(?!•••)(.+?)( to bed )/g,
 ]
 // Elsewhere (text an administrator posted), the word after "encounter", up to the next space; a
 // sentence's closing punctuation stays.

@@ -1,8 +1,10 @@
 import createError from '@fastify/error'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Principal } from '../../domain/principal.js'
+import { facilityForCreate } from '../../plugins/auth/index.js'
+import { answerWrite } from '../../plugins/idempotency.js'
 import { noteListTotal } from '../../plugins/read-audit.js'
-import { BedList, BedsQuery } from '../../schemas/beds.js'
+import { BedList, BedParams, BedStateBody, BedStatus, BedsQuery } from '../../schemas/beds.js'
 import { errorResponses } from '../../schemas/common.js'
 
 const OtherFacilityError = createError(
@@ -22,7 +24,7 @@ function facilityToList(principal: Principal, requested: string | undefined): st
 
 /**
  * The beds of a facility for the bed board (docs/BOARD.md): every bed its occupants ever had, with
- * who is in it now and who left it last. Read-only, derived from the ward occupants.
+ * who is in it now, who left it last and its state; and the housekeeping state staff set.
  */
 const bedRoutes: FastifyPluginAsyncTypebox = async function bedRoutes(fastify) {
   const beds = fastify.repos.beds
@@ -45,6 +47,37 @@ const bedRoutes: FastifyPluginAsyncTypebox = async function bedRoutes(fastify) {
       const list = beds.list(facility)
       noteListTotal(request, list.length)
       return { ...(facility === null ? {} : { facility }), beds: list, total: list.length }
+    },
+  )
+
+  fastify.put(
+    '/beds/:bed/state',
+    {
+      config: { readAudit: 'write' },
+      schema: {
+        tags: ['beds'],
+        summary:
+          "sets a bed's housekeeping state (cleaning, closed, contaminated, isolated) or clears it (null); audited and on the live feed",
+        description:
+          'A bed closed, being cleaned or contaminated is not free for an admission over the API (409 BED_NOT_AVAILABLE); ' +
+          'the ADT feed admits into it anyway and notifies the ward. The `write` role may set it (ward staff report a bed ' +
+          'cleaned), facility-scoped as every write. The bed must be known: occupied once, listed, or expected.',
+        params: BedParams,
+        querystring: BedsQuery,
+        body: BedStateBody,
+        response: { 200: BedStatus, ...errorResponses(404) },
+      },
+    },
+    async function setBedState(request, reply) {
+      const facility = facilityForCreate(request.principal, request.query.facility)
+      const { state, note } = request.body
+      return answerWrite(
+        request,
+        reply,
+        () =>
+          fastify.repos.bedStates.setHousekeeping(request.principal, facility, request.params.bed, state, note ?? null),
+        (status) => status,
+      )
     },
   )
 }

@@ -130,10 +130,15 @@ t.test('the bed board: sign in, live changes, privacy, notifications, resume aft
       }
     const before = await page.locator('#notification-list li').count()
     t.equal(seen().n, 0)
+    t.notOk(await page.locator('#notifications').isVisible(), 'the panel opens only when asked for')
+    await page.locator('#notes-toggle').click()
+    t.equal(await page.locator('#notes-toggle').getAttribute('aria-expanded'), 'true')
     await page.locator('#notification-list li button').first().click()
     await until(page, `document.querySelectorAll('#notification-list li').length === ${before - 1}`, 'one less unread')
     t.equal(seen().n, 1, 'the service recorded the mark for the signed-in account')
     t.equal((await page.locator('#unread-count').textContent()) ?? '', String(before - 1))
+    await page.locator('#notes-toggle').click()
+    t.notOk(await page.locator('#notifications').isVisible(), 'and closes again')
   })
 
   await t.test('after an outage the board resumes by event id and shows what it missed', async (t) => {

@@ -141,6 +141,10 @@ const WRITE_CALLS: Record<string, Call[]> = {
   'POST /form-templates/:id/render': [{ body: {}, ...READ }],
   'POST /notifications/:id/seen': [READ, READ, { key: 'mark', ...READ }, { key: 'mark', ...READ }],
   'POST /events/tickets': [{ reads: 0, changes: [] }],
+  'PUT /beds/:bed/state': [
+    { body: { state: 'cleaning' }, reads: 0, changes: ['bed-states patch'] },
+    { body: { state: 'cleaning' }, reads: 0, changes: [] },
+  ],
   // The message is answered (a read); applying it discharges the encounter it was parked for.
   'POST /hl7/messages/:id/retry': [{ reads: 1, changes: ['ward-occupants patch'] }],
   // The message log keeps who dismissed it (resolvedBy); no ward record changes.
@@ -208,7 +212,9 @@ t.test('every answer of a write route leaves exactly its read-log entries and it
       t.fail(`${name} is not in WRITE_CALLS: say how to call it, so its answers are checked`)
       continue
     }
-    const path = url.replace(':id', routeIds[name] ?? idFor[url.split('/')[1] ?? ''] ?? SOME_ID)
+    const path = url
+      .replace(':id', routeIds[name] ?? idFor[url.split('/')[1] ?? ''] ?? SOME_ID)
+      .replace(':bed', occupant.bed)
     for (const call of calls) {
       const label = `${name} ${JSON.stringify({ body: call.body, key: call.key })}`
       const since = await marks(app)

@@ -19,6 +19,7 @@ interface Bed {
   room?: string
   active: Occupant[]
   lastDischarged?: Occupant
+  state?: string
 }
 
 let serial = 0
@@ -59,6 +60,7 @@ async function expectedBeds(app: TestApp, token: string, facility: string | null
     bed.active.sort((a, b) => a.occupiedAt - b.occupiedAt)
     const room = bed.active.at(-1)?.room ?? bed.lastDischarged?.room
     if (room !== undefined) bed.room = room
+    bed.state = bed.active.length > 0 ? 'occupied' : 'free'
   }
   return [...beds.values()].sort((a, b) => (a.room ?? '').localeCompare(b.room ?? '') || a.bed.localeCompare(b.bed))
 }

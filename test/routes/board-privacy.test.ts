@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
+import { bedStateNotification, unavailableAdmission } from '../../domain/bed-state-notes.js'
 import { type WardOccupantEvent, wardNotification } from '../../domain/ward-events.js'
 import { boardRoot } from '../../routes/board/index.js'
 
@@ -26,12 +27,25 @@ function ownTexts(encounter: string): string[] {
     { id: 'x', facility: 'A', bed: 'B-12', room: 'R-3', encounter, occupiedBy: 'patient-9' },
     { id: 'y', facility: 'A', bed: 'B-12', encounter, occupiedBy: 'patient-9' },
   ]
-  return occupants.flatMap((occupant) =>
+  const ward = occupants.flatMap((occupant) =>
     types.flatMap((type) => {
       const { title, body } = wardNotification({ type, at: 0, occupant } as WardOccupantEvent)
       return [title, body]
     }),
   )
+  // The bed states' own texts that name an encounter (domain/bed-state-notes.ts).
+  const free = { facility: 'A', bed: 'B-12', state: 'free' as const }
+  const expected = {
+    ...free,
+    state: 'expected' as const,
+    expected: { encounter, kind: 'admission' as const, since: 0 },
+  }
+  const beds = [bedStateNotification(free, expected, 0), bedStateNotification(expected, free, 0)]
+  const closed = { state: 'closed' as const, since: 0, setBy: 'nurse-a' }
+  const texts = [...beds, unavailableAdmission('A', 'B-12', encounter, 'hl7:HIS', closed)].flatMap((n) =>
+    n ? [n.title, n.body] : [],
+  )
+  return [...ward, ...texts]
 }
 
 t.test("the service's own notifications: an encounter the board does not know is masked whole", async (t) => {

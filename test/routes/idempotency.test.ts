@@ -173,5 +173,5 @@ t.test('the OpenAPI document shows the header on every POST, PATCH and DELETE, a
       }
     }
   }
-  t.equal(writes, 11, 'every non-GET route')
+  t.equal(writes, 12, 'every non-GET route (PUT /beds/:bed/state the twelfth)')
 })

@@ -61,3 +61,46 @@ t.test('the beds of a facility are only ever shown to callers of that facility',
     }
   }
 })
+
+// PUT /beds/:bed/state × every caller × every facility it could name, on a bed of the same name in
+// A, in B and without a facility: a caller sets the state of its own facility's bed only.
+t.test("a bed's state is only ever set by callers of its facility", async (t) => {
+  const { app, callers } = await buildMatrixApp(t)
+  for (const facility of ['A', 'B', null]) createBedRepository(app.db).add({ facility, bed: 'same-name' })
+  const rows = () =>
+    app.db.prepare('SELECT facility, state FROM bed_states ORDER BY facility').all() as {
+      facility: string
+      state: string
+    }[]
+  for (const caller of callers) {
+    for (const named of [undefined, 'A', 'B', 'C']) {
+      const cell = `${caller.name} ?facility=${named ?? '(none)'}`
+      app.db.prepare('DELETE FROM bed_states').run()
+      const res = await app.inject({
+        method: 'PUT',
+        url: named === undefined ? '/beds/same-name/state' : `/beds/same-name/state?facility=${named}`,
+        headers: bearer(caller.token),
+        payload: { state: 'closed' },
+      })
+      const target = caller.facility ?? named ?? null
+      if (caller.role === 'read') {
+        t.equal(res.statusCode, 403, `${cell}: a read token sets nothing`)
+        t.same(rows(), [], `${cell}: nothing changed`)
+        continue
+      }
+      if (caller.facility !== null && named !== undefined && named !== caller.facility) {
+        t.equal(res.statusCode, 403, `${cell}: 403`)
+        t.equal(res.json().code, 'FACILITY_FORBIDDEN')
+        t.same(rows(), [], `${cell}: nothing changed`)
+        continue
+      }
+      if (target === 'C') {
+        t.equal(res.statusCode, 404, `${cell}: no such bed there`)
+        t.same(rows(), [])
+        continue
+      }
+      t.equal(res.statusCode, 200, cell)
+      t.same(rows(), [{ facility: target ?? '', state: 'closed' }], `${cell}: its own facility's bed only`)
+    }
+  }
+})

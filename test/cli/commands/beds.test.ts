@@ -49,7 +49,11 @@ t.test('beds add|list|remove keep the beds that were never occupied, shown free 
   t.same((await beds(database, ['list', '--facility', 'A'])).out, ['A\tR-4\tB-9'])
 
   // The running server sees the file's change on the next request.
-  t.same(await bedsOf(readA), [{ bed: 'B-9', room: 'R-4', active: [] }], 'free, in its room, never occupied')
+  t.same(
+    await bedsOf(readA),
+    [{ bed: 'B-9', room: 'R-4', active: [], state: 'free' }],
+    'free, in its room, never occupied',
+  )
   t.same(await bedsOf(readB), [], 'not in another facility')
 
   t.same((await beds(database, ['add', '--facility', 'A', '--room', 'R-5', '--bed', 'B-9'])).out, [
@@ -70,7 +74,7 @@ t.test('beds add|list|remove keep the beds that were never occupied, shown free 
   )
   t.same(await beds(database, ['remove', '--facility', 'A', '--bed', 'B-9']), {
     code: 0,
-    out: ['removed bed B-9'],
+    out: ['took bed B-9 off the list; it stays on the board while its stay is active'],
     err: '',
   })
   t.same(
@@ -92,6 +96,9 @@ t.test('beds refuses what it cannot do, with a message', async (t) => {
     [['add', '--bed', 'B-1', '--facility', ''], /must not be empty/],
     [['add', '--bed', 'x'.repeat(201)], /at most 200/],
     [['move', '--bed', 'B-1'], /unknown command/],
+    [['state', '--bed', 'B-1', '--state', 'closed'], /bed B-1 is not a bed of the records without a facility/],
+    [['state', '--bed', 'B-1', '--state', 'dirty'], /argument 'dirty' is invalid/],
+    [['state', '--bed', 'B-1'], /required option '--state <state>'/],
   ]
   for (const [args, message] of cases) {
     const { code, err } = await beds(database, args)
@@ -99,7 +106,76 @@ t.test('beds refuses what it cannot do, with a message', async (t) => {
     t.match(err, message, `${args.join(' ')}: ${message}`)
   }
   t.same(keptRows(database), [], 'nothing was written')
+  const db = openDatabase(database)
+  t.equal(db.prepare('SELECT count(*) FROM bed_states').pluck().get(), 0)
+  db.close()
   const missing = await beds(join(t.testdir(), 'nope.db'), ['list'])
   t.equal(missing.code, 1)
   t.match(missing.err, /no database at/)
+})
+
+t.test('beds state sets and clears a housekeeping state: audited, on the feed, seen by the server', async (t) => {
+  const database = join(t.testdir(), 'facility.db')
+  const app = await buildApp(defaultConfig({ DATABASE_PATH: database, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 }))
+  t.teardown(() => app.close())
+  const writeA = app.tokens.create({ account: 'nurse-a', role: 'write', facility: 'A', label: 'w' }).token
+  const bedsOf = async () => (await app.inject({ url: '/beds', headers: bearer(writeA) })).json().beds
+  await beds(database, ['add', '--facility', 'A', '--bed', 'B-1'])
+  t.same(
+    await beds(database, ['state', '--facility', 'A', '--bed', 'B-1', '--state', 'closed', '--note', 'broken rail']),
+    {
+      code: 0,
+      out: ['bed B-1: closed'],
+      err: '',
+    },
+  )
+  t.match(await bedsOf(), [
+    { bed: 'B-1', state: 'closed', housekeeping: { state: 'closed', note: 'broken rail', setBy: /^cli:/ } },
+  ])
+  const admit = await app.inject({
+    method: 'POST',
+    url: '/ward-occupants',
+    headers: bearer(writeA),
+    payload: { encounter: 'e', bed: 'B-1', occupiedBy: 'p' },
+  })
+  t.equal(admit.statusCode, 409)
+  t.equal(admit.json().code, 'BED_NOT_AVAILABLE')
+  t.same((await beds(database, ['state', '--facility', 'A', '--bed', 'B-1', '--state', 'none'])).out, ['bed B-1: free'])
+  t.match(await bedsOf(), [{ bed: 'B-1', state: 'free' }])
+  const audit = (
+    await app.inject({
+      url: '/audit?resource=bed-states',
+      headers: bearer(app.tokens.create({ account: 'root', role: 'admin', facility: null, label: 'r' }).token),
+    })
+  ).json()
+  t.match(audit.entries, [
+    { account: /^cli:/, facility: 'A', recordId: 'B-1', after: { state: 'closed' } },
+    { account: /^cli:/, facility: 'A', recordId: 'B-1', after: { state: 'free' } },
+  ])
+  t.equal(app.db.prepare(`SELECT count(*) FROM feed_events WHERE resource = 'bed-states'`).pluck().get(), 2)
+})
+
+t.test('beds remove takes off any bed without an active stay, listed or not', async (t) => {
+  const database = join(t.testdir(), 'facility.db')
+  const app = await buildApp(defaultConfig({ DATABASE_PATH: database, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 }))
+  t.teardown(() => app.close())
+  const writeA = app.tokens.create({ account: 'nurse-a', role: 'write', facility: 'A', label: 'w' }).token
+  const admitted = await app.inject({
+    method: 'POST',
+    url: '/ward-occupants',
+    headers: bearer(writeA),
+    payload: { encounter: 'e', bed: 'B-X', occupiedBy: 'p' },
+  })
+  const bedsOf = async () => (await app.inject({ url: '/beds', headers: bearer(writeA) })).json().beds
+  const refused = await beds(database, ['remove', '--facility', 'A', '--bed', 'B-X'])
+  t.equal(refused.code, 1)
+  t.match(refused.err, /bed B-X in A has an active stay/)
+  await app.inject({
+    method: 'PATCH',
+    url: `/ward-occupants/${admitted.json().id}`,
+    headers: bearer(writeA),
+    payload: { discharge: true },
+  })
+  t.same((await beds(database, ['remove', '--facility', 'A', '--bed', 'B-X'])).out, ['removed bed B-X'])
+  t.same(await bedsOf(), [], 'a bed with a history, never listed, is off the board')
 })
