@@ -143,7 +143,7 @@ const WRITE_CALLS: Record<string, Call[]> = {
   'POST /events/tickets': [{ reads: 0, changes: [] }],
   'PUT /beds/:bed/state': [
     { body: { state: 'cleaning' }, reads: 0, changes: ['bed-states patch'] },
-    { body: { state: 'cleaning' }, reads: 0, changes: [] },
+    { body: { state: 'cleaning' }, ...READ },
   ],
   // The message is answered (a read); applying it discharges the encounter it was parked for.
   'POST /hl7/messages/:id/retry': [{ reads: 1, changes: ['ward-occupants patch'] }],
