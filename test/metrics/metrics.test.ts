@@ -77,6 +77,11 @@ test('requests by route pattern, never the URL; unmatched under one label; failu
   )
   t.equal(sample(text, 'facility_service_http_requests_total{route="unmatched",method="GET",status_code="404"}'), 1)
   t.equal(sample(text, 'facility_service_http_request_duration_seconds_count{route="/ward-occupants/:id"}'), 2)
+  t.equal(
+    sample(text, 'facility_service_http_request_duration_seconds_bucket{le="+Inf",route="/ward-occupants/:id"}'),
+    2,
+  )
+  t.equal(sample(text, 'facility_service_http_request_duration_seconds_bucket{le="10",route="/ward-occupants/:id"}'), 2)
   t.notMatch(text, id, 'no record id')
   t.notMatch(text, /no-such-id|no\/such\/path|patient-1/)
   t.equal(sample(text, 'facility_service_auth_failures_total{reason="missing"}'), 1)
