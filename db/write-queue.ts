@@ -153,6 +153,7 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
     }
   }
 
+  // After the writes settled: a listener (the metrics) never holds up or breaks their answers.
   function tellBatch(writes: number, startedAt: bigint) {
     const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9
     for (const listener of batchListeners) listener({ writes, seconds })
@@ -253,13 +254,14 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
     // A write's answer may show what earlier batches committed (a patch that changed nothing
     // answers the record as stored), so it waits for every commit so far, not only its own.
     if (durability.allDurable) {
+      settle(jobs, outcomes)
       if (told) tellBatch(jobs.length, startedAt)
-      return settle(jobs, outcomes)
+      return
     }
     durability.durableThroughNow().then(
       () => {
-        if (told) tellBatch(jobs.length, startedAt)
         settle(jobs, outcomes)
+        if (told) tellBatch(jobs.length, startedAt)
       },
       (error: unknown) => {
         for (const job of jobs) job.reject(error)

@@ -140,7 +140,12 @@ export default fp<{ config: Config }>(
           refusals: senderRefusals,
           logger: fastify.log,
           observe: (answered) => {
-            for (const listener of answeredListeners) listener(answered)
+            // Counting must never turn an answer into AE.
+            try {
+              for (const listener of answeredListeners) listener(answered)
+            } catch (error) {
+              fastify.log.error({ err: error }, 'HL7: a listener of answers failed')
+            }
           },
         }),
         refuse: (reason, head) => frameRefusal(reason, head, limits),
