@@ -1,4 +1,6 @@
+import { join } from 'node:path'
 import { test } from 'tap'
+import { waitUntil } from '../feed/helpers.js'
 import { bearer, buildTestApp } from '../helper.js'
 import { ackOf, openSender } from '../hl7/client.js'
 import { adt } from '../hl7/messages.js'
@@ -118,4 +120,21 @@ test('ADT messages by event and outcome, parked now, the ACK latency; an unknown
   t.equal(sample(text, 'facility_service_adt_ack_duration_seconds_count'), 5)
   t.equal(sample(text, 'facility_service_adt_connections_open'), 1)
   t.equal(sample(text, 'facility_service_adt_listener_up'), 1)
+})
+
+test('scheduled backups: their age beside their interval, and whether the last one succeeded', async (t) => {
+  const dir = t.testdir({ backups: {} })
+  const { app } = await buildTestApp(t, {
+    METRICS_PORT: 0,
+    DATABASE_PATH: join(dir, 'ward.db'),
+    BACKUP_DIR: join(dir, 'backups'),
+    BACKUP_INTERVAL_MINUTES: 30,
+  })
+  await waitUntil(() => app.backups.status()?.last !== null, 'the first backup')
+  const { text } = await scrape(app.metrics?.port as number)
+  t.equal(sample(text, 'facility_service_backup_interval_seconds'), 1800)
+  const age = sample(text, 'facility_service_backup_age_seconds') as number
+  t.ok(age >= 0 && age < 1800, `a fresh backup (${age} s)`)
+  t.equal(sample(text, 'facility_service_backup_last_success'), 1)
+  t.equal(sample(text, 'facility_service_replication_lag_seconds'), undefined, 'no replica, no replication metrics')
 })
