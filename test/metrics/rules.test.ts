@@ -13,7 +13,7 @@ function definedNames(): Set<string> {
   const dir = join(PROJECT_ROOT, 'metrics')
   for (const file of readdirSync(dir)) {
     const source = readFileSync(join(dir, file), 'utf8')
-    for (const [, name] of source.matchAll(/name: '(facility_service_\w+)'/g))
+    for (const [, name] of source.matchAll(/'(facility_service_\w+)'/g))
       for (const suffix of ['', '_bucket', '_count', '_sum']) names.add(`${name}${suffix}`)
   }
   return names
