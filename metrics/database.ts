@@ -1,4 +1,4 @@
-import { statfsSync, statSync } from 'node:fs'
+import { type StatsFs, statfsSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
@@ -9,6 +9,15 @@ function sizeOf(path: string): number {
     return statSync(path).size
   } catch {
     return 0
+  }
+}
+
+/** The database's file system; null when it cannot be read now (the scrape still answers the rest). */
+function diskOf(file: string): StatsFs | null {
+  try {
+    return statfsSync(dirname(file))
+  } catch {
+    return null
   }
 }
 
@@ -71,8 +80,8 @@ export function instrumentDatabase(fastify: FastifyInstance, registry: Registry)
     help: "free space the service's user may use on the database's file system",
     registers,
     collect() {
-      const stats = statfsSync(dirname(file))
-      this.set(stats.bavail * stats.bsize)
+      const stats = diskOf(file)
+      if (stats) this.set(stats.bavail * stats.bsize)
     },
   })
   new Gauge({
@@ -80,8 +89,8 @@ export function instrumentDatabase(fastify: FastifyInstance, registry: Registry)
     help: "size of the database's file system",
     registers,
     collect() {
-      const stats = statfsSync(dirname(file))
-      this.set(stats.blocks * stats.bsize)
+      const stats = diskOf(file)
+      if (stats) this.set(stats.blocks * stats.bsize)
     },
   })
   instrumentCheckpoints(fastify, registry)
