@@ -7,6 +7,7 @@ import feedPlugin from './feed/index.js'
 import hl7Plugin from './hl7/index.js'
 import { requestSerializer } from './http/log-serializers.js'
 import { productVersion } from './lib/product-files.js'
+import metricsPlugin from './metrics/index.js'
 import authPlugin from './plugins/auth/index.js'
 import providerPlugin from './plugins/auth/provider.js'
 import backupsPlugin from './plugins/backups.js'
@@ -149,6 +150,8 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     compilerIdleMs: opts.config.RENDER_COMPILER_IDLE_SECONDS * 1000,
     cacheBytes: opts.config.RENDER_CACHE_BYTES,
   })
+  // Before any route, so that its request hooks see every one.
+  await fastify.register(metricsPlugin, { config: opts.config })
   await fastify.register(openapiPlugin, { version: productVersion() })
   await fastify.register(healthRoutes)
   await fastify.register(boardRoutes)
@@ -158,6 +161,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
       failureLimit: opts.config.AUTH_FAILURE_LIMIT,
       failureWindowMs: opts.config.AUTH_FAILURE_WINDOW_MS,
       peekTicket: (ticket) => fastify.feed.peekTicket(ticket),
+      onRefused: (reason) => fastify.metrics?.authRefused(reason),
     })
     await scope.register(rateLimitPlugin, {
       max: opts.config.RATE_LIMIT_MAX,

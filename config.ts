@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { HL7_SETTINGS, type Hl7Settings, hl7Problems } from './lib/hl7-settings.js'
+import { METRICS_SETTINGS, type MetricsSettings, metricsProblems } from './lib/metrics-settings.js'
 import { parseReplicaUrl, shownReplicaUrl } from './lib/replica-url.js'
 import { SIGN_IN_SETTINGS, type SignInSettings, signInProblems } from './lib/sign-in-settings.js'
 import { readTrustProxy } from './lib/trust-proxy.js'
@@ -205,6 +206,8 @@ export const ConfigSchema = Type.Object({
     description: 'the litestream binary; empty: the one of the optional dependency @flydotio/litestream-linux-x64',
   }),
   ...HL7_SETTINGS,
+  // The operators' metrics (docs/METRICS.md): lib/metrics-settings.ts.
+  ...METRICS_SETTINGS,
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -260,10 +263,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (problems.length === 0)
     problems.push(...replicationProblems(converted as Config), ...hl7Problems(converted as Config & Hl7Settings))
   if (problems.length === 0) problems.push(...signInProblems(converted as Config & SignInSettings))
+  if (problems.length === 0) problems.push(...metricsProblems(converted as Config & MetricsSettings))
   if (problems.length > 0) {
     const lines = problems.map(([key, message]) => {
       const raw = env[key]
-      const shown = key === 'REPLICA_URL' && raw !== undefined ? shownReplicaUrl(raw) : raw
+      const shown =
+        key === 'METRICS_TOKEN' ? '(hidden)' : key === 'REPLICA_URL' && raw !== undefined ? shownReplicaUrl(raw) : raw
       return `  ${key}=${JSON.stringify(shown)}: ${message}`
     })
     throw new ConfigError(`invalid configuration:\n${[...new Set(lines)].join('\n')}`)

@@ -11,7 +11,8 @@ const HELP = `npm run bench -- [options]
   --warmup S           warm-up seconds before each scenario (default 3)
   --connections N      concurrent connections (default 50)
   --only a,b           run only these scenarios (get, get-oidc, list, list-bed, create, patch, ft-create, ft-get,
-                       notifications, notif-unseen, notif-count, notif-seen, render, fanout, adt)
+                       notifications, notif-unseen, notif-count, notif-seen, render, fanout, adt,
+                       metrics: the service with its metrics on vs off)
   --fanout-streams N   open event streams in the live feed's fan-out (default 1000)
   --fanout-rates a,b   changes per second to measure the fan-out at (default 10,20,40,50)
   --fanout-seconds S   seconds per fan-out rate (default 10)

@@ -4,6 +4,7 @@ import { cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { adtSection } from './adt.js'
 import { fanoutSection } from './feed/report.js'
+import { metricsCostSection } from './metrics-cost.js'
 import { PEER_HEADER, peerCells, peerSection, peerTargetRows } from './peer/report.js'
 import { ROOT } from './processes.js'
 
@@ -195,6 +196,7 @@ function resultsSection(report) {
   if (report.scale) lines.push('', scaleSection(report.scale))
   if (report.fanout) lines.push('', fanoutSection(report.fanout))
   if (report.adt) lines.push('', adtSection(report.adt))
+  if (report.metricsCost) lines.push('', metricsCostSection(report.metricsCost))
   return lines.join('\n')
 }
 

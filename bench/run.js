@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { runAdt } from './adt.js'
 import { runFanout } from './feed/fanout.js'
 import { load, probe } from './load.js'
+import { runMetricsCost } from './metrics-cost.js'
 import { args, options } from './options.js'
 import { seedPeer } from './peer/seed.js'
 import { startBare, startPeer, startService } from './processes.js'
@@ -178,6 +179,12 @@ async function main() {
     adt = await runAdt({ workdir, log, seconds: options.duration, warmup: options.warmup, logLevel: options.logLevel })
   }
 
+  let metricsCost = null
+  if (!options.only || options.only.has('metrics')) {
+    log('cost of the metrics (on vs off)')
+    metricsCost = await runMetricsCost({ workdir, log, loadOptions, logLevel: options.logLevel })
+  }
+
   const report = {
     started,
     info,
@@ -192,6 +199,7 @@ async function main() {
     scale,
     fanout,
     adt,
+    metricsCost,
     notes: [`form templates: ${templateNote}`, ...seededNotes(seeded), providerNote(results)].filter(Boolean),
   }
   printTable(report)

@@ -52,6 +52,15 @@ export interface WriteQueue {
   onCommit(listener: () => void): () => void
   /** Called when writes start waiting for another process's lock, get it, or are all refused. */
   onBusy(listener: (event: BusyEvent) => void): () => void
+  /** Writes waiting for the next batch. */
+  readonly depth: number
+  /** Called once each batch that committed is durable: its writes, and the time from BEGIN to then. */
+  onBatch(listener: (batch: CommitBatch) => void): () => void
+}
+
+export interface CommitBatch {
+  writes: number
+  seconds: number
 }
 
 export interface BusyEvent {
@@ -101,6 +110,7 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
   let nextFollowUp: FollowUp | undefined
   const commitListeners = new Set<() => void>()
   const busyListeners = new Set<(event: BusyEvent) => void>()
+  const batchListeners = new Set<(batch: CommitBatch) => void>()
   const { storage } = opts
   // Which commits are on disk (db/durable-commits.ts).
   const durability = trackDurableCommits(storage, opts.walSync)
@@ -141,6 +151,12 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       todo = todo.filter((i) => outcomes[i]?.ok !== false)
       for (const i of todo) outcomes[i] = undefined
     }
+  }
+
+  // After the writes settled: a listener (the metrics) never holds up or breaks their answers.
+  function tellBatch(writes: number, startedAt: bigint) {
+    const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9
+    for (const listener of batchListeners) listener({ writes, seconds })
   }
 
   function settle(jobs: Job[], outcomes: Outcome[]): void {
@@ -213,6 +229,7 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
     pending = []
     let outcomes: Outcome[]
     const changesBefore = totalChanges.get()
+    const startedAt = batchListeners.size > 0 ? process.hrtime.bigint() : 0n
     try {
       outcomes = inMemoryJournals(() => runBatch(jobs))
     } catch (error) {
@@ -233,11 +250,19 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       for (const listener of commitListeners) listener()
     }
     if (pending.length > 0) schedule(0)
+    const told = batchListeners.size > 0
     // A write's answer may show what earlier batches committed (a patch that changed nothing
     // answers the record as stored), so it waits for every commit so far, not only its own.
-    if (durability.allDurable) return settle(jobs, outcomes)
+    if (durability.allDurable) {
+      settle(jobs, outcomes)
+      if (told) tellBatch(jobs.length, startedAt)
+      return
+    }
     durability.durableThroughNow().then(
-      () => settle(jobs, outcomes),
+      () => {
+        settle(jobs, outcomes)
+        if (told) tellBatch(jobs.length, startedAt)
+      },
       (error: unknown) => {
         for (const job of jobs) job.reject(error)
       },
@@ -280,6 +305,13 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
     onBusy(listener) {
       busyListeners.add(listener)
       return () => busyListeners.delete(listener)
+    },
+    get depth() {
+      return pending.length
+    },
+    onBatch(listener) {
+      batchListeners.add(listener)
+      return () => batchListeners.delete(listener)
     },
   }
   return queue

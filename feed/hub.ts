@@ -28,7 +28,14 @@ export interface TokenStanding {
  * runs on the one event loop, so a stream switches from catching up to live between two reads of
  * the log, and no event can fall between the two.
  */
+/** Since the start: events written to streams, and streams cut for a reader too slow. */
+export interface HubCounts {
+  delivered: number
+  cut: number
+}
+
 export class FeedHub {
+  readonly counts: HubCounts = { delivered: 0, cut: 0 }
   private readonly streams = new Set<FeedStream>()
   // The streams by their token's facility (null: tokens without one), so an event is offered only
   // to the streams that might see it: a ward's writes cost nothing to another ward's open boards.
@@ -142,7 +149,7 @@ export class FeedHub {
       for (const event of events) {
         const delivery = new FeedDelivery(event)
         for (const group of this.audienceOf(delivery))
-          for (const stream of group) if (stream.live) stream.deliver(delivery)
+          for (const stream of group) if (stream.live && stream.deliver(delivery)) this.counts.delivered++
         this.cursor = event.seq
       }
       if (events.length < PAGE) return
@@ -182,7 +189,8 @@ export class FeedHub {
     const group = this.byFacility.get(facility) ?? new Set<FeedStream>()
     group.add(stream)
     this.byFacility.set(facility, group)
-    stream.onEnd(() => {
+    stream.onEnd((why) => {
+      if (why === 'overflow') this.counts.cut++
       this.streams.delete(stream)
       group.delete(stream)
       if (group.size === 0 && this.byFacility.get(facility) === group) this.byFacility.delete(facility)
@@ -228,7 +236,7 @@ export class FeedHub {
         // Sent as fast as the client reads, never faster: a catch-up of days fits any buffer.
         if (stream.congested) await stream.drained()
         if (stream.ended) return
-        stream.deliver(new FeedDelivery(event))
+        if (stream.deliver(new FeedDelivery(event))) this.counts.delivered++
       }
       // A long catch-up lets the event loop serve the others between pages.
       await new Promise((resolve) => setImmediate(resolve))

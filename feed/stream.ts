@@ -33,13 +33,13 @@ export class FeedStream {
     raw.on('close', () => this.end('client'))
   }
 
-  /** Passes an event; writes it if it is for this stream and its viewer may read it. */
-  deliver(event: FeedDelivery): void {
-    if (this.ended || event.seq <= this.pos) return
+  /** Passes an event; writes it if it is for this stream and its viewer may read it (true: written). */
+  deliver(event: FeedDelivery): boolean {
+    if (this.ended || event.seq <= this.pos) return false
     this.pos = event.seq
-    if (!this.resources.has(event.resource)) return
+    if (!this.resources.has(event.resource)) return false
     const frame = event.frameFor(this.viewer)
-    if (frame !== null) this.write(frame)
+    return frame !== null && this.write(frame)
   }
 
   /** `ready` (live from here) or `reset` (reload, then live from here): both carry the position. */
@@ -84,10 +84,14 @@ export class FeedStream {
    * The client is cut when it is behind, when what it has not read yet is over the limit; not for
    * the size of one event, which could otherwise cut every stream on every reconnect.
    */
-  private write(frame: string): void {
-    if (this.ended) return
-    if (this.raw.writableLength > this.limit()) this.end('overflow')
-    else this.raw.write(frame)
+  private write(frame: string): boolean {
+    if (this.ended) return false
+    if (this.raw.writableLength > this.limit()) {
+      this.end('overflow')
+      return false
+    }
+    this.raw.write(frame)
+    return true
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Hl7Message } from '@medplum/core'
 import type { FastifyBaseLogger } from 'fastify'
+import type { MessageStatus } from '../db/repositories/hl7-message-row.js'
 import type { Hl7MessageLog, Outcome } from '../db/repositories/hl7-messages.js'
 import { FAULT_MESSAGES, faultOfError } from '../db/storage-faults.js'
 import { type AdtReading, type AdtSettings, readAdt, unescapeValue } from '../domain/adt-message.js'
@@ -18,6 +19,14 @@ export interface AnswerOptions {
   /** Counts the messages of refused senders and logs them, a line a minute per address at most. */
   refusals: RefusalLog
   logger: FastifyBaseLogger
+  /** Told of every answer: the trigger event as sent (MSH-9.2), what became of it, since when it was in hand. */
+  observe?: (answered: Answered) => void
+}
+
+export interface Answered {
+  trigger: string
+  outcome: MessageStatus | 'duplicate' | 'AE'
+  receivedAt: number
 }
 
 /** The ACK text of what became of a message. */
@@ -82,6 +91,7 @@ export function createAnswerer(opts: AnswerOptions) {
       const refused = senderRefusal(claimed, opts.senders, remote)
       if (refused !== null) {
         opts.refusals.note('sender', remote, `claimed MSH-3^MSH-4 ${forLog(claimed.app)}^${forLog(claimed.facility)}`)
+        opts.observe?.({ trigger: reading.header?.trigger ?? '', outcome: 'rejected', receivedAt })
         return ackFor(message, 'AR', refused, { field: 'MSH-3', code: 207, text: refused })
       }
       const text = message.toString()
@@ -114,11 +124,13 @@ export function createAnswerer(opts: AnswerOptions) {
             ? 'HL7 control id already used by this sender for a different message: AR'
             : `HL7 message ${row.status}`,
       )
+      opts.observe?.({ trigger: row.event ?? '', outcome: duplicate ? 'duplicate' : row.status, receivedAt })
       return row.ack
     } catch (error) {
       const fault = faultOfError(error)
       const text = fault === null ? 'the message could not be processed now; send it again' : FAULT_MESSAGES[fault]
       if (fault === null) opts.logger.error({ err: error }, 'HL7: a message failed; answered AE')
+      opts.observe?.({ trigger: '', outcome: 'AE', receivedAt })
       return ackFor(message, 'AE', text, { field: '', code: fault === 'busy' ? 206 : 207, text })
     }
   }

@@ -8,7 +8,7 @@ import { type AdtSettings, readAdt } from '../domain/adt-message.js'
 import { NotFoundError } from '../domain/errors.js'
 import { parseProcessingIds } from '../lib/hl7-header-settings.js'
 import { parseAddressList, parseSenders } from '../lib/hl7-network.js'
-import { createAnswerer } from './answer.js'
+import { type Answered, createAnswerer } from './answer.js'
 import { frameRefusal } from './frame-refusal.js'
 import { createListener } from './listener.js'
 import { settingsAtReceipt } from './reading-settings.js'
@@ -28,6 +28,8 @@ export interface Hl7Feed {
   connections(): Hl7Connections | null
   /** Applies a parked message again (an admin's retry). */
   retry(id: string, by: string): Promise<Hl7MessageRow>
+  /** Called on every answer the listener sends (the operators' metrics). */
+  onAnswered(listener: (answered: Answered) => void): void
 }
 
 export interface Hl7Connections {
@@ -99,7 +101,9 @@ export default fp<{ config: Config }>(
       prune: (now) => messages.prune(now - config.HL7_KEEP_DAYS * DAY_MS),
     })
 
-    const feed: Hl7Feed = { messages, port: null, connections: () => null, retry }
+    const answeredListeners: ((answered: Answered) => void)[] = []
+    const onAnswered = (listener: (answered: Answered) => void) => void answeredListeners.push(listener)
+    const feed: Hl7Feed = { messages, port: null, connections: () => null, retry, onAnswered }
     fastify.decorate('hl7', feed)
     if (config.HL7_PORT !== undefined) {
       const addresses = parseAddressList(config.HL7_ALLOWED_ADDRESSES)
@@ -138,6 +142,14 @@ export default fp<{ config: Config }>(
           senders: 'rules' in senders ? senders.rules : new Map(),
           refusals: senderRefusals,
           logger: fastify.log,
+          observe: (answered) => {
+            // Counting must never turn an answer into AE.
+            try {
+              for (const listener of answeredListeners) listener(answered)
+            } catch (error) {
+              fastify.log.error({ err: error }, 'HL7: a listener of answers failed')
+            }
+          },
         }),
         refuse: (reason, head) => frameRefusal(reason, head, limits),
       })

@@ -4,6 +4,8 @@
  */
 export interface Gate {
   run<T>(task: () => Promise<T>): Promise<T>
+  /** Renders waiting for their turn. */
+  readonly waiting: number
 }
 
 export function createGate(maxConcurrent: number): Gate {
@@ -25,6 +27,9 @@ export function createGate(maxConcurrent: number): Gate {
   }
 
   return {
+    get waiting() {
+      return waiting.length
+    },
     async run(task) {
       await acquire()
       try {

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { createLru } from '../lib/lru.js'
 import { createCompiler } from './compiler.js'
-import { RenderError, renderError } from './errors.js'
+import { RenderError, type RenderErrorCode, renderError } from './errors.js'
 import { createGate } from './gate.js'
 import { encodeData } from './render-data.js'
 import { createRenderPool } from './render-pool.js'
@@ -51,6 +51,10 @@ export interface RenderStats {
   compiles: number
   cacheHits: number
   cached: number
+  /** Renders waiting for a worker. */
+  waiting: number
+  /** Renders that failed since the start, by their error code (RENDER_TIMEOUT ...; other: not a render error). */
+  failures: Partial<Record<RenderErrorCode | 'other', number>>
 }
 
 export interface Renderer {
@@ -126,6 +130,13 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
   )
   const inFlight = new Map<string, InFlight>()
   const counters = { compiles: 0, cacheHits: 0 }
+  const failures: RenderStats['failures'] = {}
+
+  function countFailure(error: unknown): never {
+    const code = error instanceof RenderError ? error.code : 'other'
+    failures[code] = (failures[code] ?? 0) + 1
+    throw error
+  }
   let closed = false
 
   async function compileAndCache(job: RenderJob, key: string): Promise<string> {
@@ -172,19 +183,23 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
     return compileAndCache(job, key)
   }
 
+  async function renderOne(job: RenderJob): Promise<string> {
+    if (closed) throw new Error('the renderer is closed')
+    if (!RENDER_ENGINES.includes(job.engine)) {
+      throw renderError('RENDER_COMPILE_FAILED', `unknown template engine "${String(job.engine)}"`)
+    }
+    const body = await compiled(job)
+    // Encoded before waiting for a worker: data that cannot be copied fails at once.
+    const data = encodeData(job.data)
+    return gate.run(() => pool.run(body, data))
+  }
+
   return {
-    async render(job) {
-      if (closed) throw new Error('the renderer is closed')
-      if (!RENDER_ENGINES.includes(job.engine)) {
-        throw renderError('RENDER_COMPILE_FAILED', `unknown template engine "${String(job.engine)}"`)
-      }
-      const body = await compiled(job)
-      // Encoded before waiting for a worker: data that cannot be copied fails at once.
-      const data = encodeData(job.data)
-      return gate.run(() => pool.run(body, data))
+    render(job) {
+      return renderOne(job).catch(countFailure)
     },
     stats() {
-      return { ...counters, cached: cache.size }
+      return { ...counters, cached: cache.size, waiting: gate.waiting, failures: { ...failures } }
     },
     workers() {
       return pool.workers + (compiler.running ? 1 : 0)

@@ -199,3 +199,25 @@ t.test('replication needs a database file; REPLICA_CONFIG needs REPLICA_URL', as
     LITESTREAM_PATH: '/usr/bin/ls',
   })
 })
+
+t.test('metrics: off by default; off loopback only with METRICS_TOKEN, which no error message shows', async (t) => {
+  const defaults = loadConfig({})
+  t.equal(defaults.METRICS_PORT, undefined, 'no metrics listener unless asked')
+  t.equal(defaults.METRICS_HOST, '127.0.0.1')
+  t.equal(loadConfig({ METRICS_PORT: '9464' }).METRICS_PORT, 9464, 'loopback needs no token')
+  t.throws(() => loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }), {
+    name: 'ConfigError',
+    message: /METRICS_HOST="0\.0\.0\.0": is not loopback: set METRICS_TOKEN/,
+  })
+  const token = 't'.repeat(40)
+  t.equal(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0', METRICS_TOKEN: token }).METRICS_TOKEN, token)
+  const short = 'secret-but-short'
+  try {
+    loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN: short })
+    t.fail('a short token is refused')
+  } catch (error) {
+    t.ok(error instanceof ConfigError)
+    t.match((error as Error).message, /METRICS_TOKEN="\(hidden\)": must be at least 32 characters/)
+    t.notMatch((error as Error).message, short, 'the token is not shown')
+  }
+})

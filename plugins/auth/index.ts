@@ -6,6 +6,7 @@ import { ForbiddenFacilityError } from '../../domain/errors.js'
 import type { Principal, Role } from '../../domain/principal.js'
 import { errorBody } from '../errors.js'
 import type { ProviderTokens } from './provider-tokens.js'
+import { type AuthRefusal, refusalOf } from './refusals.js'
 import { AuthThrottle } from './throttle.js'
 
 declare module 'fastify' {
@@ -32,6 +33,12 @@ export interface AuthPluginOptions {
   failureWindowMs: number
   /** The principal a stream ticket stands for (without using it up), or null for a used, unknown or expired one. */
   peekTicket: (ticket: string) => Principal | null
+  /** Told of each refused authentication, with why (the operators' metrics). */
+  onRefused?: (reason: AuthRefusal) => void
+}
+
+function rejected(message: string, refusal: AuthRefusal): Error {
+  return Object.assign(new TokenRejectedError(message), { refusal })
 }
 
 const TokenRejectedError = createError('TOKEN_REJECTED', '%s', 401)
@@ -94,6 +101,7 @@ export default fp<AuthPluginOptions>(
       // token without a mapped role (403), or no provider keys yet (503), is no one guessing.
       const status = (error as { statusCode?: number }).statusCode
       if (status === 403 || status === 503) {
+        opts.onRefused?.(refusalOf(error))
         request.log.info('refused: %s', error.message)
         if (status === 403) return done(error)
         // Sent here: the error handler hides every 5xx as an internal error, and this one is not.
@@ -103,9 +111,9 @@ export default fp<AuthPluginOptions>(
           .header('retry-after', '30')
           .send(errorBody(503, error.message, code))
       }
-      const keys = [`address ${request.ip}`]
-      if (request.wrongSecretFor !== null) keys.push(`token ${request.wrongSecretFor}`)
+      const keys = failureKeys(request)
       const wait = throttle.retryAfter(keys)
+      opts.onRefused?.(wait > 0 ? 'throttled' : refusalOf(error))
       if (wait > 0) {
         reply.header('retry-after', String(wait))
         return done(new TooManyFailuresError(wait))
@@ -117,6 +125,12 @@ export default fp<AuthPluginOptions>(
         request.log.warn({ throttled: key }, 'failed authentications reached the limit; further failures get 429')
       }
       done(error)
+    }
+
+    function failureKeys(request: FastifyRequest): string[] {
+      const keys = [`address ${request.ip}`]
+      if (request.wrongSecretFor !== null) keys.push(`token ${request.wrongSecretFor}`)
+      return keys
     }
 
     const provider = fastify.providerTokens
@@ -142,7 +156,7 @@ export default fp<AuthPluginOptions>(
       }
       if (result.status === 403) throw new ClaimRefusedError(result.message)
       if (result.status === 503) throw new KeysUnavailableError(result.message)
-      throw new TokenRejectedError(result.message)
+      throw rejected(result.message, 'provider_token')
     }
 
     await fastify.register(bearerAuth, {
@@ -159,7 +173,7 @@ export default fp<AuthPluginOptions>(
         const result = fastify.tokens.check(token)
         if (!result.ok) {
           if (result.wrongSecretFor !== undefined) request.wrongSecretFor = result.wrongSecretFor
-          throw new TokenRejectedError(REJECTIONS[result.reason])
+          throw rejected(REJECTIONS[result.reason], result.reason)
         }
         return accept(request, result.principal)
       },
@@ -179,7 +193,7 @@ export default fp<AuthPluginOptions>(
         if (request.headers.authorization !== undefined) return done(new TicketWithTokenError())
         const principal = opts.peekTicket(ticket)
         if (!principal)
-          return refuse(request, reply, new TokenRejectedError('the stream ticket is unknown, used or expired'), done)
+          return refuse(request, reply, rejected('the stream ticket is unknown, used or expired', 'ticket'), done)
         request.principal = principal
         request.streamTicket = ticket
         return authorize()

@@ -23,7 +23,12 @@ const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(HERE, '../..')
 const RELEASE = join(ROOT, 'release')
 const BUILD = join(RELEASE, '.build')
-const DOCS = ['README.md', 'docs/OPERATIONS.md', 'docs/SECURITY.md', 'CHANGELOG.md']
+const DOCS = ['README.md', 'docs/OPERATIONS.md', 'docs/SECURITY.md', 'docs/METRICS.md', 'CHANGELOG.md']
+// The alert rules and the dashboard for the hospital's monitoring (docs/METRICS.md), in prometheus/.
+const MONITORING = [
+  'examples/prometheus/facility-service.rules.yml',
+  'examples/prometheus/facility-service.dashboard.json',
+]
 
 const started = performance.now()
 const step = (what) => console.log(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${what}`)
@@ -67,6 +72,8 @@ function buildArchive(name, executable, notices) {
   copyFileSync(executable, join(folder, 'facility-service'))
   copyFileSync(join(HERE, 'facility-service.service'), join(folder, 'facility-service.service'))
   for (const doc of DOCS) copyFileSync(join(ROOT, doc), join(folder, basename(doc)))
+  mkdirSync(join(folder, 'prometheus'))
+  for (const file of MONITORING) copyFileSync(join(ROOT, file), join(folder, 'prometheus', basename(file)))
   copyFileSync(notices, join(folder, 'THIRD-PARTY-NOTICES.txt'))
   const archive = join(RELEASE, `${name}.tar.gz`)
   // The commit's time and no owners: the same sources give the same archive listing.

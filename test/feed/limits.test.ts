@@ -107,6 +107,7 @@ t.test('a client that stops reading is cut past the buffer limit, after the limi
   t.equal(app.feed.hub.size, 1, 'the stalled stream was cut')
   const cuts = watched.filter((w) => w.atCut !== null)
   t.equal(cuts.length, 1, 'the server cut one stream')
+  t.equal(app.feed.hub.counts.cut, 1, 'counted once, for the metrics (facility_service_feed_slow_readers_cut_total)')
   const cut = cuts[0] ?? { peak: Number.NaN, largest: 0, atCut: null }
   t.ok(cut.atCut !== null && cut.atCut > LIMIT, `cut once more than the limit waited unsent (${cut.atCut} bytes)`)
   // A few bytes of chunked framing ride along with each write.

@@ -38,7 +38,18 @@ t.test('the release: the executable, its archive, and their checksums', async (t
   const sums = readFileSync(release.sums, 'utf8').trim().split('\n')
   t.same(sums, [`${sha256(release.executable)}  ${release.name}`, `${sha256(release.archive)}  ${release.name}.tar.gz`])
   const listed = execFileSync('tar', ['tzf', release.archive], { encoding: 'utf8' }).trim().split('\n').sort()
-  const inside = ['', 'CHANGELOG.md', 'OPERATIONS.md', 'README.md', 'SECURITY.md', 'THIRD-PARTY-NOTICES.txt']
+  const inside = [
+    '',
+    'CHANGELOG.md',
+    'METRICS.md',
+    'OPERATIONS.md',
+    'README.md',
+    'SECURITY.md',
+    'THIRD-PARTY-NOTICES.txt',
+    'prometheus/',
+    'prometheus/facility-service.dashboard.json',
+    'prometheus/facility-service.rules.yml',
+  ]
   t.same(listed, [...inside, 'facility-service', 'facility-service.service'].map((f) => `${release.name}/${f}`).sort())
   const notices = execFileSync('tar', ['xzOf', release.archive, `${release.name}/THIRD-PARTY-NOTICES.txt`], {
     encoding: 'utf8',
