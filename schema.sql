@@ -559,7 +559,12 @@ CREATE INDEX provider_admins_facility ON provider_admins (facility);
 --   person: it is revoked (`token list` shows it; create another under a plain account).
 -- - Notifications keep the addressees and readers they were written with: who a bare name meant
 --   cannot be told afterwards (docs/SIGN-IN.md, "Accounts").
-UPDATE provider_admins SET account = 'oidc:' || account;
+-- Through a copy: row by row in place, `ann` -> `oidc:ann` would meet a claim that was `oidc:ann`.
+CREATE TEMP TABLE provider_admins_bare AS SELECT * FROM provider_admins;
+DELETE FROM provider_admins;
+INSERT INTO provider_admins (account, facility, recorded_at)
+SELECT 'oidc:' || account, facility, recorded_at FROM provider_admins_bare;
+DROP TABLE provider_admins_bare;
 INSERT INTO blocked_accounts (account, blocked_at, reason)
 SELECT 'oidc:' || account, blocked_at, reason FROM blocked_accounts WHERE true
 ON CONFLICT (account) DO NOTHING;

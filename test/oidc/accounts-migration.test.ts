@@ -60,3 +60,21 @@ t.test(
     )
   },
 )
+
+t.test('a provider admin whose bare claim already began with oidc: moves beside the one it now names', async (t) => {
+  const path = join(t.testdir(), 'ward.db')
+  const old = new BetterSqlite3(path)
+  migrate(
+    old,
+    loadMigrations().filter((m) => m.version <= 16),
+  )
+  // Recorded in this order, the first row's new name is the second row's old one.
+  old.prepare("INSERT INTO provider_admins (account, facility, recorded_at) VALUES ('ann', 'A', 1)").run()
+  old.prepare("INSERT INTO provider_admins (account, facility, recorded_at) VALUES ('oidc:ann', 'B', 2)").run()
+  t.doesNotThrow(() => migrate(old, loadMigrations()), 'the upgrade goes through')
+  t.same(old.prepare('SELECT account, facility FROM provider_admins ORDER BY recorded_at').all(), [
+    { account: 'oidc:ann', facility: 'A' },
+    { account: 'oidc:oidc:ann', facility: 'B' },
+  ])
+  old.close()
+})
