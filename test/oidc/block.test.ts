@@ -209,3 +209,15 @@ t.test(
     t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(ann) })).statusCode, 200, 'unblocked')
   },
 )
+
+t.test('a notification addressed to OIDC:ann reaches the provider person oidc:ann', async (t) => {
+  const provider = await startTestProvider(t)
+  const path = join(t.testdir(), 'ward.db')
+  const { app } = await buildOidcApp(t, provider, { DATABASE_PATH: path })
+  const notify = ['notify', '--code', 'c', '--type', 't', '--title', 'for ann', '--body', 'b', '--to', 'OIDC:ann']
+  const io = capture()
+  t.equal(await runCli(['--database', path, ...notify], io), 0, io.stderr.join('\n'))
+  const ann = await personToken(provider, 'ann', ['ward-viewer'], 'A')
+  const res = await app.inject({ url: '/notifications', headers: bearer(ann) })
+  t.match(res.json().notifications, [{ title: 'for ann' }])
+})
