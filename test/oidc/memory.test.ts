@@ -84,3 +84,22 @@ t.test('keys past their age are fetched again on a remembered token too: a withd
     await new Promise((resolve) => setTimeout(resolve, 20))
   t.match(await tokens.check(token), { ok: false, status: 401, message: /kid/ }, `refused after ${checks} checks`)
 })
+
+t.test('keys past their age are fetched again for an open stream too: no token needed to end it', async (t) => {
+  const [withdrawn, kept] = [await newKey('withdrawn'), await newKey('kept')]
+  const provider = await startProvider({ keys: [withdrawn, kept] })
+  await provider.close()
+  const file = join(mkdtempSync(join(tmpdir(), 'memory-')), 'jwks.json')
+  writeFileSync(file, JSON.stringify({ keys: provider.keys.map(publicJwk) }))
+  const keys = new ProviderKeys({ issuer: provider.issuer, file, maxAgeMs: 0, cooldownMs: 0 })
+  await keys.refresh()
+  const tokens = tokensOf(keys, provider.issuer, 10)
+  const token = await provider.sign({ sub: 'ann', roles: ['nurse'], facility: 'A' }, { key: withdrawn })
+  t.match(await tokens.check(token), { ok: true })
+  writeFileSync(file, JSON.stringify({ keys: [publicJwk(kept)] }))
+  // Only the feed's checks of her open stream and tickets from now on (feed/index.ts), no token.
+  let checks = 0
+  for (const end = Date.now() + 10_000; Date.now() < end && tokens.session('oidc:ann') !== undefined; checks++)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(tokens.session('oidc:ann'), undefined, `the session ends after ${checks} checks`)
+})
