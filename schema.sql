@@ -568,9 +568,14 @@ DELETE FROM provider_admins;
 INSERT INTO provider_admins (account, facility, recorded_at)
 SELECT 'oidc:' || account, facility, recorded_at FROM provider_admins_bare;
 DROP TABLE provider_admins_bare;
+-- A block of `oidc:x` named a service account (revoked below) or a claim saying `oidc:x`, now
+-- `oidc:oidc:x`; never the person whose claim is `x`: it moves, unless a block of bare `x` meant them.
+CREATE TEMP TABLE m17_blocks AS SELECT * FROM blocked_accounts;
+DELETE FROM blocked_accounts WHERE account GLOB 'oidc:*';
 INSERT INTO blocked_accounts (account, blocked_at, reason)
-SELECT 'oidc:' || account, blocked_at, reason FROM blocked_accounts WHERE true
+SELECT 'oidc:' || account, blocked_at, reason FROM m17_blocks WHERE true
 ON CONFLICT (account) DO NOTHING;
+DROP TABLE m17_blocks;
 UPDATE tokens SET revoked_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE account LIKE 'oidc:%' AND revoked_at IS NULL;
 CREATE TEMP TABLE m17_seen AS SELECT * FROM notification_seen WHERE account GLOB 'oidc:*';

@@ -8,13 +8,19 @@ import { bearer, buildOidcApp, personToken, startTestProvider } from './setup.js
 // The migration that gives provider accounts their namespace (oidc:<claim value>): what a database
 // of the version before holds under the bare names keeps its effect, and nothing more.
 
-/** A database as the version before left it: provider accounts under their bare claim values. */
-function before(path: string): void {
+/** A database at migration 16, the version before the namespace. */
+function version16(path: string) {
   const old = new BetterSqlite3(path)
   migrate(
     old,
     loadMigrations().filter((m) => m.version <= 16),
   )
+  return old
+}
+
+/** A database as the version before left it: provider accounts under their bare claim values. */
+function before(path: string): void {
+  const old = version16(path)
   old.prepare("INSERT INTO provider_admins (account, facility, recorded_at) VALUES ('ann', 'A', 1)").run()
   old.prepare("INSERT INTO blocked_accounts (account, blocked_at, reason) VALUES ('leaver', 2, 'left')").run()
   old
@@ -64,11 +70,7 @@ t.test(
 
 t.test('a provider admin whose bare claim already began with oidc: moves beside the one it now names', async (t) => {
   const path = join(t.testdir(), 'ward.db')
-  const old = new BetterSqlite3(path)
-  migrate(
-    old,
-    loadMigrations().filter((m) => m.version <= 16),
-  )
+  const old = version16(path)
   // Recorded in this order, the first row's new name is the second row's old one.
   old.prepare("INSERT INTO provider_admins (account, facility, recorded_at) VALUES ('ann', 'A', 1)").run()
   old.prepare("INSERT INTO provider_admins (account, facility, recorded_at) VALUES ('oidc:ann', 'B', 2)").run()
@@ -127,3 +129,24 @@ t.test(
     ])
   },
 )
+
+t.test('a block of oidc:x before the upgrade never blocks the provider person x after it', async (t) => {
+  const provider = await startTestProvider(t)
+  const path = join(t.testdir(), 'ward.db')
+  const old = version16(path)
+  // `oidc:x` was a service account or a provider claim saying `oidc:x`; `y` both kinds named y.
+  for (const account of ['oidc:x', 'y', 'oidc:y'])
+    old.prepare('INSERT INTO blocked_accounts (account, blocked_at, reason) VALUES (?, 1, NULL)').run(account)
+  old.close()
+  const { app } = await buildOidcApp(t, provider, { DATABASE_PATH: path })
+  t.same(app.db.prepare('SELECT account FROM blocked_accounts ORDER BY account').pluck().all(), [
+    'oidc:oidc:x',
+    'oidc:oidc:y',
+    'oidc:y',
+    'y',
+  ])
+  const x = await personToken(provider, 'x', ['ward-nurse'], 'A')
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(x) })).statusCode, 200, 'x was never blocked')
+  const meant = await personToken(provider, 'oidc:x', ['ward-nurse'], 'A')
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(meant) })).statusCode, 401, 'oidc:x still is')
+})
