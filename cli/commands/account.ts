@@ -57,7 +57,9 @@ export function addAccountCommand(program: Command, io: CliIo): void {
     .action((typed: string) => {
       const name = accountAsNamed(typed)
       withDatabase(program, (db) => {
-        if (!createBlockedAccounts(db).unblock(name)) throw new CliError(`account ${name} is not blocked`)
+        const blocks = createBlockedAccounts(db)
+        // A row stored as typed (`OIDC:ann`, from an older database) blocks no one, but can still go.
+        if (!blocks.unblock(name) && !blocks.unblock(typed)) throw new CliError(`account ${name} is not blocked`)
         io.out(`unblocked account ${kindOf(name)}`)
       })
     })

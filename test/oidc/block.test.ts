@@ -206,6 +206,8 @@ t.test(
     t.same(io.stdout, ['blocked account oidc:ann (identity provider tokens whose account claim is ann)'])
     t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(ann) })).statusCode, 401, 'refused at once')
     t.equal(await runCli(['--database', path, 'account', 'unblock', 'Oidc:ann'], capture()), 0)
+    app.repos.blockedAccounts.block('OIDC:zed')
+    t.equal(await runCli(['--database', path, 'account', 'unblock', 'OIDC:zed'], capture()), 0, 'an older row goes')
     t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(ann) })).statusCode, 200, 'unblocked')
   },
 )
