@@ -116,6 +116,15 @@ t.test(
   },
 )
 
+t.test('a bed state answered without a change is a read of that bed: the read log names it', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { AUDIT_READS: true })
+  app.repos.beds.add({ facility: 'A', bed: 'B1' })
+  for (let i = 0; i < 2; i++) t.equal((await setState(app, tokens.writeA, 'B1', { state: 'closed' })).statusCode, 200)
+  await app.writes.run(() => undefined)
+  const reads = await app.inject({ url: '/audit?kind=reads&recordId=B1', headers: bearer(tokens.admin) })
+  t.match(reads.json().entries, [{ route: 'PUT /beds/:bed/state', operation: 'get', recordId: 'B1', facility: 'A' }])
+})
+
 t.test('bad input and unknown beds', async (t) => {
   const { app, tokens } = await buildTestApp(t)
   const bad = await setState(app, tokens.writeA, 'B1', { state: 'dirty' })
