@@ -558,13 +558,44 @@ CREATE INDEX provider_admins_facility ON provider_admins (facility);
 -- - A service token whose account already starts with `oidc:` (any case) would act as a provider
 --   person: it is revoked (`token list` shows it; create another under a plain account).
 -- - Notifications keep the addressees and readers they were written with: who a bare name meant
---   cannot be told afterwards (docs/SIGN-IN.md, "Accounts").
-UPDATE provider_admins SET account = 'oidc:' || account;
+--   cannot be told afterwards (docs/SIGN-IN.md, "Accounts"). But one named `oidc:ann` was a service
+--   account (revoked above) or a provider claim saying `oidc:ann`, now `oidc:oidc:ann`; never the
+--   person whose claim is `ann`, who would read it as `oidc:ann`: such names get the prefix. Marks
+--   go first and come back last, so the triggers keep the counts (migration 12).
+-- Through a copy: row by row in place, `ann` -> `oidc:ann` would meet a claim that was `oidc:ann`.
+CREATE TEMP TABLE provider_admins_bare AS SELECT * FROM provider_admins;
+DELETE FROM provider_admins;
+INSERT INTO provider_admins (account, facility, recorded_at)
+SELECT 'oidc:' || account, facility, recorded_at FROM provider_admins_bare;
+DROP TABLE provider_admins_bare;
+-- A block of `oidc:x` named a service account (revoked below) or a claim saying `oidc:x`, now
+-- `oidc:oidc:x`; never the person whose claim is `x`: it moves, unless a block of bare `x` meant them.
+CREATE TEMP TABLE m17_blocks AS SELECT * FROM blocked_accounts;
+DELETE FROM blocked_accounts WHERE account GLOB 'oidc:*';
 INSERT INTO blocked_accounts (account, blocked_at, reason)
-SELECT 'oidc:' || account, blocked_at, reason FROM blocked_accounts WHERE true
+SELECT 'oidc:' || account, blocked_at, reason FROM m17_blocks WHERE true
 ON CONFLICT (account) DO NOTHING;
+DROP TABLE m17_blocks;
 UPDATE tokens SET revoked_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE account LIKE 'oidc:%' AND revoked_at IS NULL;
+CREATE TEMP TABLE m17_seen AS SELECT * FROM notification_seen WHERE account GLOB 'oidc:*';
+CREATE TEMP TABLE m17_recipients AS SELECT * FROM notification_recipients WHERE account GLOB 'oidc:*';
+DELETE FROM notification_seen WHERE account GLOB 'oidc:*';
+DELETE FROM notification_recipients WHERE account GLOB 'oidc:*';
+INSERT INTO notification_recipients (account, notification_id, created_at, facility, unbound_only)
+SELECT 'oidc:' || account, notification_id, created_at, facility, unbound_only FROM m17_recipients;
+INSERT INTO notification_seen (notification_id, account, seen_at, facility)
+SELECT notification_id, 'oidc:' || account, seen_at, facility FROM m17_seen;
+DROP TABLE m17_seen;
+DROP TABLE m17_recipients;
+UPDATE notifications SET recipients = (
+  SELECT json_group_array(CASE WHEN value GLOB 'oidc:*' THEN 'oidc:' || value ELSE value END)
+  FROM (SELECT value FROM json_each(notifications.recipients) ORDER BY key))
+WHERE EXISTS (SELECT 1 FROM json_each(notifications.recipients) WHERE value GLOB 'oidc:*');
+UPDATE notifications SET seen_by = (
+  SELECT json_group_array(CASE WHEN value GLOB 'oidc:*' THEN 'oidc:' || value ELSE value END)
+  FROM (SELECT value FROM json_each(notifications.seen_by) ORDER BY key))
+WHERE EXISTS (SELECT 1 FROM json_each(notifications.seen_by) WHERE value GLOB 'oidc:*');
 
 -- migration 18: the ADT log keeps no patient data past HL7_KEEP_DAYS, and no refused sender
 -- After HL7_KEEP_DAYS (a parked message: once resolved) a logged message keeps only what

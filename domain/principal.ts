@@ -40,6 +40,14 @@ export function isProviderAccount(account: string): boolean {
   return account.slice(0, PROVIDER_ACCOUNT_PREFIX.length).toLowerCase() === PROVIDER_ACCOUNT_PREFIX
 }
 
+/**
+ * An account as an operator typed it, with the namespace's prefix in the case tokens carry
+ * (`OIDC:ann` is `oidc:ann`): a block must name the account the provider's tokens act as.
+ */
+export function accountAsNamed(account: string): string {
+  return isProviderAccount(account) ? providerAccount(account.slice(PROVIDER_ACCOUNT_PREFIX.length)) : account
+}
+
 /** Why a service token may not act as this account, or null. */
 export function serviceAccountProblem(account: string): string | null {
   if (account.trim() === '') return 'must not be empty'

@@ -51,7 +51,7 @@ export const SIGN_IN_SETTINGS = {
     maximum: 86_400,
     default: 3600,
     description:
-      'keys held longer than this are fetched again on the next provider token: the longest a key the provider withdrew (and the tokens it signed) may still be trusted',
+      "keys held longer than this are fetched again on the next provider token or check of a provider person's open stream: the longest a key the provider withdrew (and the tokens it signed) may still be trusted",
   }),
   OIDC_ACCOUNT_CLAIM: Type.String({
     minLength: 1,

@@ -38,6 +38,12 @@ export function noteListTotal(request: FastifyRequest, total: number): void {
  * next group commit instead of costing a commit of its own; a crash can lose the entries of the
  * last moment. Off by default: without AUDIT_READS no hook is added at all.
  */
+/** The record a route names: its id, or a bed (PUT /beds/:bed/state answers that bed's state). */
+function recordIdOf(params: unknown): string | null {
+  const { id, bed } = (params ?? {}) as { id?: string; bed?: string }
+  return id ?? bed ?? null
+}
+
 export default fp<ReadAuditOptions>(
   async function readAuditPlugin(fastify, opts) {
     // Decorated even when off: list handlers note their totals either way.
@@ -67,7 +73,7 @@ export default fp<ReadAuditOptions>(
         operation,
         route: `${request.method} ${route}`,
         status: reply.statusCode,
-        recordId: list ? null : ((request.params as { id?: string }).id ?? null),
+        recordId: list ? null : recordIdOf(request.params),
         filters: list ? queryNames(query) : null,
         total: list ? request.listTotal : null,
       }

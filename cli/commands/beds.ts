@@ -79,9 +79,18 @@ function addList(beds: Command, program: Command, io: CliIo): void {
     })
 }
 
+/** The operating-system user running the CLI: its name, or its uid when it has none (a container's). */
+function operatingUser(): string {
+  try {
+    return userInfo().username
+  } catch {
+    return `uid-${process.getuid?.() ?? 'unknown'}`
+  }
+}
+
 /** Who the CLI acts as in the audit: the operating-system account running it. */
 function cliPrincipal(): Principal {
-  const account = `cli:${userInfo().username}`
+  const account = `cli:${operatingUser()}`
   return { tokenId: account, account, role: 'admin', facility: null }
 }
 

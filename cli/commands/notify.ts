@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander'
 import { createNotificationRepository, DIRECTIONS, type NewNotification } from '../../db/repositories/notifications.js'
+import { accountAsNamed } from '../../domain/principal.js'
 import { jsonObject, nonEmpty } from '../arguments.js'
 import { withDatabase } from '../database.js'
 import { CliError } from '../errors.js'
@@ -23,7 +24,9 @@ export function addNotifyCommand(program: Command, io: CliIo): void {
     .action((opts: NotifyOptions) => {
       if (opts.to?.some((uid) => uid.trim() === '')) throw new CliError('--to: account uids must not be empty')
       withDatabase(program, (db) => {
-        io.out(createNotificationRepository(db).create({ ...opts, facility: opts.facility ?? null }).id)
+        // `OIDC:ann` is the provider person `oidc:ann`, the account their tokens read as.
+        const to = opts.to?.map(accountAsNamed)
+        io.out(createNotificationRepository(db).create({ ...opts, to, facility: opts.facility ?? null }).id)
       })
     })
 }

@@ -291,7 +291,16 @@ export function createWardOccupantRepository(db: Database, opts: WardOccupantRep
       id: string,
       changes: WardOccupantPatch,
       ifMatch: IfMatch,
-    ): Promise<Versioned<WardOccupant>> => writes.run(() => patch(actor, id, changes, ifMatch)),
+    ): Promise<Versioned<WardOccupant>> =>
+      writes.run(() => {
+        // A re-opened stay puts its patient back in the bed: an admission's check (the ADT feed's
+        // A13 goes through inTransaction, applied anyway).
+        if (changes.discharge === false) {
+          const row = visibleRow(actor, id)
+          if (row.discharged_at !== null) opts.admissible?.(row.facility, row.bed)
+        }
+        return patch(actor, id, changes, ifMatch)
+      }),
     remove: (actor: Principal, id: string, ifMatch: IfMatch): Promise<WardOccupant> =>
       writes.run(() => destroy(actor, id, ifMatch)),
   }

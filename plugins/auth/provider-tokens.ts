@@ -171,6 +171,8 @@ export function createProviderTokens(keys: ProviderKeys, opts: ProviderTokenOpti
     check,
     /** The person behind a provider token id, while their newest token is unexpired and its key published. */
     session(tokenId: string, now = Date.now()): ProviderSession | undefined {
+      // An open stream brings no token: its checks keep the keys' age too, so a withdrawn key ends it.
+      keys.freshen(now)
       const session = sessions.get(tokenId)
       return session && session.expiresAt + skewMs > now && stillSigned(session) ? session : undefined
     },

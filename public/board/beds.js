@@ -123,6 +123,8 @@ export class BedBoard {
           if (o[key]) ids.add(o[key])
         }
       }
+      // Who set its state, named in the ward's notice of an admission into it.
+      if (bed.housekeeping?.setBy) ids.add(bed.housekeeping.setBy)
     }
     return ids
   }

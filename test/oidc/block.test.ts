@@ -192,3 +192,34 @@ t.test('with OIDC_TOKEN_MEMORY=0 every person keeps their stream while others co
   t.same(found.slice(0, 3), [true, true, true], 'each check found her session')
   t.notOk(first.ended, 'her stream goes on')
 })
+
+t.test(
+  "a block names a provider person whatever the case of the namespace's prefix (OIDC:ann is oidc:ann)",
+  async (t) => {
+    const provider = await startTestProvider(t)
+    const path = join(t.testdir(), 'ward.db')
+    const { app } = await buildOidcApp(t, provider, { DATABASE_PATH: path })
+    const ann = await personToken(provider, 'ann', ['ward-nurse'], 'A')
+    t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(ann) })).statusCode, 200, 'accepted before')
+    const io = capture()
+    t.equal(await runCli(['--database', path, 'account', 'block', 'OIDC:ann'], io), 0)
+    t.same(io.stdout, ['blocked account oidc:ann (identity provider tokens whose account claim is ann)'])
+    t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(ann) })).statusCode, 401, 'refused at once')
+    t.equal(await runCli(['--database', path, 'account', 'unblock', 'Oidc:ann'], capture()), 0)
+    app.repos.blockedAccounts.block('OIDC:zed')
+    t.equal(await runCli(['--database', path, 'account', 'unblock', 'OIDC:zed'], capture()), 0, 'an older row goes')
+    t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(ann) })).statusCode, 200, 'unblocked')
+  },
+)
+
+t.test('a notification addressed to OIDC:ann reaches the provider person oidc:ann', async (t) => {
+  const provider = await startTestProvider(t)
+  const path = join(t.testdir(), 'ward.db')
+  const { app } = await buildOidcApp(t, provider, { DATABASE_PATH: path })
+  const notify = ['notify', '--code', 'c', '--type', 't', '--title', 'for ann', '--body', 'b', '--to', 'OIDC:ann']
+  const io = capture()
+  t.equal(await runCli(['--database', path, ...notify], io), 0, io.stderr.join('\n'))
+  const ann = await personToken(provider, 'ann', ['ward-viewer'], 'A')
+  const res = await app.inject({ url: '/notifications', headers: bearer(ann) })
+  t.match(res.json().notifications, [{ title: 'for ann' }])
+})

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { parseRoleMap } from '../../domain/claims.js'
 import { ProviderKeys } from '../../plugins/auth/key-set.js'
 import { createProviderTokens } from '../../plugins/auth/provider-tokens.js'
@@ -65,22 +65,42 @@ t.test('a remembered token is refused once it expires; the memory is bounded', a
   t.equal(lookups, before + 1, 'evicted, verified again')
 })
 
-t.test('keys past their age are fetched again on a remembered token too: a withdrawn key stops counting', async (t) => {
+/**
+ * Ann's token, verified with a key the provider then withdraws (the file no longer holds it). Every
+ * key set is past its age at once: the next check asks for it again, in the background; `until`
+ * checks until `done` or ten seconds, answering how many checks it took.
+ */
+async function withdrawnAfterUse(t: Test) {
   const [withdrawn, kept] = [await newKey('withdrawn'), await newKey('kept')]
   const provider = await startProvider({ keys: [withdrawn, kept] })
   await provider.close()
   const file = join(mkdtempSync(join(tmpdir(), 'memory-')), 'jwks.json')
   writeFileSync(file, JSON.stringify({ keys: provider.keys.map(publicJwk) }))
-  // Every key set is past its age at once: the next token asks for it again, in the background.
   const keys = new ProviderKeys({ issuer: provider.issuer, file, maxAgeMs: 0, cooldownMs: 0 })
   await keys.refresh()
   const tokens = tokensOf(keys, provider.issuer, 10)
   const token = await provider.sign({ sub: 'ann', roles: ['nurse'], facility: 'A' }, { key: withdrawn })
   t.match(await tokens.check(token), { ok: true })
   writeFileSync(file, JSON.stringify({ keys: [publicJwk(kept)] }))
+  async function until(done: () => Promise<boolean> | boolean): Promise<number> {
+    let checks = 0
+    for (const end = Date.now() + 10_000; Date.now() < end && !(await done()); checks++)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    return checks
+  }
+  return { tokens, token, until }
+}
+
+t.test('keys past their age are fetched again on a remembered token too: a withdrawn key stops counting', async (t) => {
+  const { tokens, token, until } = await withdrawnAfterUse(t)
   // The check that finds the keys old starts the read; one of the next ones sees its result.
-  let checks = 0
-  for (const end = Date.now() + 10_000; Date.now() < end && (await tokens.check(token)).ok; checks++)
-    await new Promise((resolve) => setTimeout(resolve, 20))
+  const checks = await until(async () => !(await tokens.check(token)).ok)
   t.match(await tokens.check(token), { ok: false, status: 401, message: /kid/ }, `refused after ${checks} checks`)
+})
+
+t.test('keys past their age are fetched again for an open stream too: no token needed to end it', async (t) => {
+  const { tokens, until } = await withdrawnAfterUse(t)
+  // Only the feed's checks of her open stream and tickets from now on (feed/index.ts), no token.
+  const checks = await until(() => tokens.session('oidc:ann') === undefined)
+  t.equal(tokens.session('oidc:ann'), undefined, `the session ends after ${checks} checks`)
 })

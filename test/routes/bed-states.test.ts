@@ -92,6 +92,39 @@ t.test(
   },
 )
 
+t.test(
+  're-opening a discharged stay puts its patient back: refused while the bed is closed, as an admission',
+  async (t) => {
+    const { app, tokens } = await buildTestApp(t)
+    const stay = (await admit(app, tokens.writeA, 'R1', 'E1')).json()
+    const discharge = (value: boolean) =>
+      app.inject({
+        method: 'PATCH',
+        url: `/ward-occupants/${stay.id}`,
+        headers: bearer(tokens.writeA),
+        payload: { discharge: value },
+      })
+    t.equal((await discharge(true)).statusCode, 200)
+    t.equal((await setState(app, tokens.writeA, 'R1', { state: 'contaminated' })).statusCode, 200)
+    const reopened = await discharge(false)
+    t.equal(reopened.statusCode, 409, reopened.body)
+    t.match(reopened.json(), { code: 'BED_NOT_AVAILABLE', message: /bed R1 is contaminated/ })
+    t.match(await bedsOf(app, tokens.readA), [{ bed: 'R1', state: 'contaminated' }], 'the bed stays empty')
+    t.equal((await setState(app, tokens.writeA, 'R1', { state: 'isolated' })).statusCode, 200)
+    t.equal((await discharge(false)).statusCode, 200, 'an isolated bed takes its patient back')
+    t.equal((await discharge(false)).statusCode, 200, 'an active stay: nothing to re-open, nothing refused')
+  },
+)
+
+t.test('a bed state answered without a change is a read of that bed: the read log names it', async (t) => {
+  const { app, tokens } = await buildTestApp(t, { AUDIT_READS: true })
+  app.repos.beds.add({ facility: 'A', bed: 'B1' })
+  for (let i = 0; i < 2; i++) t.equal((await setState(app, tokens.writeA, 'B1', { state: 'closed' })).statusCode, 200)
+  await app.writes.run(() => undefined)
+  const reads = await app.inject({ url: '/audit?kind=reads&recordId=B1', headers: bearer(tokens.admin) })
+  t.match(reads.json().entries, [{ route: 'PUT /beds/:bed/state', operation: 'get', recordId: 'B1', facility: 'A' }])
+})
+
 t.test('bad input and unknown beds', async (t) => {
   const { app, tokens } = await buildTestApp(t)
   const bad = await setState(app, tokens.writeA, 'B1', { state: 'dirty' })

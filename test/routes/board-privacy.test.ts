@@ -73,3 +73,20 @@ t.test('ids the board knows are masked anywhere, the longest first', async (t) =
   t.equal(redact('Encounter enc-10 now occupies bed B-1.', known), `Encounter ${HIDDEN} now occupies bed B-1.`)
   t.equal(redact('bed B-1 (room R-1)', known), 'bed B-1 (room R-1)', 'beds and rooms are not ids')
 })
+
+t.test(
+  "the accounts a bed's state names are masked: who set it, in the ward's notice of an admission into it",
+  async (t) => {
+    const { BedBoard } = (await import(pathToFileURL(join(boardRoot(), 'beds.js')).href)) as {
+      BedBoard: new (
+        container: unknown,
+        opts: { onAnnounce(text: string): void },
+      ) => { beds: Map<string, unknown>; knownIds(): Set<string> }
+    }
+    const board = new BedBoard(null, { onAnnounce: () => {} })
+    const closed = { state: 'closed' as const, since: 0, setBy: 'nurse-ann' }
+    board.beds.set('B-12', { bed: 'B-12', active: [], state: 'closed', housekeeping: closed })
+    const { body } = unavailableAdmission('A', 'B-12', 'enc-1', 'hl7:HIS', closed)
+    t.notMatch(redact(body, board.knownIds()), /nurse-ann/)
+  },
+)

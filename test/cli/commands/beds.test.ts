@@ -179,3 +179,32 @@ t.test('beds remove takes off any bed without an active stay, listed or not', as
   t.same((await beds(database, ['remove', '--facility', 'A', '--bed', 'B-X'])).out, ['removed bed B-X'])
   t.same(await bedsOf(), [], 'a bed with a history, never listed, is off the board')
 })
+
+t.test("beds state works for a user the system has no name for (a container's arbitrary uid)", async (t) => {
+  const os = await import('node:os')
+  const { runCli: runNameless } = await t.mockImport<typeof import('../../../cli/run.js')>('../../../cli/run.js', {
+    'node:os': {
+      ...os,
+      // What os.userInfo() does for a uid without a passwd entry (OpenShift's random uids).
+      userInfo: () => {
+        throw Object.assign(new Error('A system error occurred: uv_os_get_passwd returned ENOENT'), {
+          code: 'ERR_SYSTEM_ERROR',
+        })
+      },
+    },
+  })
+  const database = join(t.testdir(), 'facility.db')
+  openDatabase(database).close()
+  t.equal((await beds(database, ['add', '--bed', 'B-1'])).code, 0)
+  const out: string[] = []
+  const err: string[] = []
+  const code = await runNameless(['--database', database, 'beds', 'state', '--bed', 'B-1', '--state', 'closed'], {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+  })
+  t.equal(code, 0, err.join('\n'))
+  t.same(out, ['bed B-1: closed'])
+  const db = openDatabase(database)
+  t.match(db.prepare('SELECT set_by FROM bed_states').pluck().get(), /^cli:uid-\d+$/, 'set by the uid')
+  db.close()
+})
