@@ -71,8 +71,11 @@ function swap(m: WardMessage, state: PatientEventState): WardPlan {
     [a, m.encounter],
     [b, other.encounter],
   ] as const) {
-    if (!sameBed(first, stay) && !sameBed(other.location, stay))
-      return park('not-in-bed', `encounter ${encounter} is not in ${named}: it is in ${where(placeOf(stay))}`)
+    if (!sameBed(first, stay) && !sameBed(other.location, stay)) {
+      // A stay in another facility is not named: the admins of this one read the reason.
+      const at = stay.facility === first.facility ? `: it is in ${where(placeOf(stay))}` : ''
+      return park('not-in-bed', `encounter ${encounter} is not in ${named}${at}`)
+    }
   }
   if (sameBed(placeOf(a), b))
     return park('not-in-bed', `encounters ${m.encounter} and ${other.encounter} share ${where(placeOf(a))}`)

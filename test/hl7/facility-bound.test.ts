@@ -137,3 +137,42 @@ test('a retry where the encounter is now in the same facility applies it', async
   t.match(res.json(), { status: 'applied', facility: 'A', resolvedBy: 'admin-a' })
   t.same(await active(app, tokens.admin), [])
 })
+
+test("an A17 filed under A naming a patient of B: parked, its reason names neither B nor B's bed", async (t) => {
+  const { app, tokens, send } = await twoWards(t)
+  await send({
+    event: 'A01',
+    control: 'W1',
+    encounter: 'E1',
+    patient: 'P-1',
+    bed: 'B1',
+    facility: 'A',
+    at: '202601051000',
+  })
+  await send({
+    event: 'A01',
+    control: 'W2',
+    encounter: 'E2',
+    patient: 'P-2',
+    bed: 'B7',
+    facility: 'B',
+    at: '202601051000',
+  })
+  const ack = await send({
+    event: 'A17',
+    type: 'ADT^A17^ADT_A17',
+    control: 'W3',
+    encounter: 'E1',
+    patient: 'P-1',
+    bed: 'B1',
+    facility: 'A',
+    swap: { patient: 'P-2', encounter: 'E2', bed: 'B2' },
+    at: '202601051100',
+  })
+  t.match(ack, { code: 'AA', text: /^parked: / })
+  t.notMatch(ack.text, /\bB7?\b/, "the ACK names neither B nor B's bed")
+  const [parked] = await listed(app, tokens.adminA)
+  t.equal(parked?.controlId, 'W3')
+  t.notMatch(parked?.error, /\bB7?\b/, "nor does the reason A's admin reads")
+  t.same(await active(app, tokens.admin), ['A/E1', 'B/E2'])
+})
