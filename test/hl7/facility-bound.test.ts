@@ -176,3 +176,39 @@ test("an A17 filed under A naming a patient of B: parked, its reason names neith
   t.notMatch(parked?.error, /\bB7?\b/, "nor does the reason A's admin reads")
   t.same(await active(app, tokens.admin), ['A/E1', 'B/E2'])
 })
+
+test("bed events filed under A for a patient of B: parked, the reason tells nothing of B's stay", async (t) => {
+  const { app, tokens, send } = await twoWards(t)
+  await send({
+    event: 'A01',
+    control: 'L1',
+    encounter: 'E2',
+    patient: 'P-2',
+    bed: 'B7',
+    facility: 'B',
+    at: '202601051000',
+  })
+  t.equal(
+    (await send({ event: 'A21', control: 'L2', encounter: 'E2', facility: 'B', at: '202601051010' })).text,
+    'applied',
+  )
+  const cases: [string, string][] = [
+    [
+      (await send({ event: 'A14', control: 'L3', encounter: 'E2', bed: 'B3', facility: 'A', at: '202601051100' })).text,
+      'A14',
+    ],
+    [(await send({ event: 'A21', control: 'L4', encounter: 'E2', facility: 'A', at: '202601051100' })).text, 'A21'],
+  ]
+  for (const [text, what] of cases) {
+    t.match(text, /^parked: /, what)
+    t.notMatch(text, /\bB7?\b/, `${what}: not B's bed`)
+    t.notMatch(text, /on leave/, `${what}: nor whether B's patient is on leave`)
+  }
+  t.same(
+    (await listed(app, tokens.adminA)).map((m) => [m.controlId, /\bB7?\b|on leave/.test(m.error)]),
+    [
+      ['L4', false],
+      ['L3', false],
+    ],
+  )
+})
