@@ -122,16 +122,14 @@ function renumber(m: WardMessage, state: PatientEventState): WardPlan {
   if (stays.length === 0) return park('unknown-encounter', `no stay has visit number ${previous} (MRG-5)`)
   if (state.encounterOccupants.length > 0)
     return park('encounter-taken', `visit number ${m.encounter} (PV1-19) already belongs to an encounter of the ward`)
-  const elsewhere = stays.find((s) => s.facility !== m.facility)
-  if (elsewhere)
-    return park(
-      'other-facility',
-      `encounter ${previous} has a stay in ${facilityName(elsewhere.facility)}; this A50 names ${facilityName(m.facility)}`,
-    )
+  // The facility of a stay elsewhere is not named: the admins of this one read the reason.
+  if (stays.some((s) => s.facility !== m.facility))
+    return park('other-facility', `encounter ${previous} has a stay outside ${facilityName(m.facility)}`)
   return apply(...stays.map((s): WardChange => ({ op: 'relabel', id: s.id, encounter: m.encounter })), {
     op: 'renumber-log',
     from: previous,
     to: m.encounter,
+    facility: m.facility,
   })
 }
 

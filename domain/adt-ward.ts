@@ -47,7 +47,7 @@ export type WardChange =
   /** A merge (A40, A47) or a new visit number (A50): the stay's patient or encounter follows. */
   | { op: 'relabel'; id: string; occupiedBy?: string; encounter?: string }
   /** A50: the message log's rows of the old visit number follow it (out-of-order checks, retries). */
-  | { op: 'renumber-log'; from: string; to: string }
+  | { op: 'renumber-log'; from: string; to: string; facility: string | null }
 
 export const PARK_CODES = [
   'out-of-order',

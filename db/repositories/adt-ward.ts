@@ -129,7 +129,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
         writes.relabel(actor, change.id, change)
         return
       case 'renumber-log':
-        patientEvents.renumberLog(change.from, change.to)
+        patientEvents.renumberLog(change.from, change.to, change.facility)
         return
     }
   }

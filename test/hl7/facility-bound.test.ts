@@ -212,3 +212,43 @@ test("bed events filed under A for a patient of B: parked, the reason tells noth
     ],
   )
 })
+
+test("an A50 filed under A leaves B's message log as it was, and names no other facility", async (t) => {
+  const { app, adminB, send } = await twoWards(t)
+  // B's discharge of visit X, parked under B (no stay yet); A then admits a visit X of its own.
+  t.match(await send({ event: 'A03', control: 'N1', encounter: 'X', bed: 'B5', facility: 'B', at: '202601051000' }), {
+    text: /^parked: /,
+  })
+  await send({ event: 'A01', control: 'N2', encounter: 'X', bed: 'B1', facility: 'A', at: '202601051010' })
+  const renumber = (control: string, facility: string, at: string) =>
+    send({
+      event: 'A50',
+      type: 'ADT^A50^ADT_A50',
+      control,
+      encounter: 'Y',
+      bed: 'B1',
+      facility,
+      mrg: { visit: 'X' },
+      at,
+    })
+  t.equal((await renumber('N3', 'A', '202601051100')).text, 'applied')
+  const res = await app.inject({ url: '/hl7/messages?status=parked', headers: bearer(adminB) })
+  t.same(
+    res.json().hl7Messages.map((m: { controlId: string; encounter: string }) => [m.controlId, m.encounter]),
+    [['N1', 'X']],
+    "B's parked message keeps B's visit number",
+  )
+  // Visit Y's stay is in A: an A50 naming C says so without naming A.
+  await send({ event: 'A01', control: 'N4', encounter: 'Z', bed: 'B2', facility: 'A', at: '202601051110' })
+  const ack = await send({
+    event: 'A50',
+    type: 'ADT^A50^ADT_A50',
+    control: 'N5',
+    encounter: 'Q',
+    facility: 'C',
+    mrg: { visit: 'Z' },
+    at: '202601051120',
+  })
+  t.match(ack.text, /^parked: /)
+  t.notMatch(ack.text, /facility A\b/, 'the reason does not name the facility of the stay')
+})
