@@ -30,6 +30,12 @@ export interface ConnectionOptions extends ShapeLimits {
 type Answer = string | { ack: string; charset: string }
 
 const MAX_GARBAGE_BYTES = 4096
+/**
+ * What a frame in hand costs besides its bytes (its buffer, its place in the answer chain, about
+ * 2 KB of heap), counted as held: a client sending tiny frames (VT MSH|^~\& FS CR) would otherwise
+ * hold a hundred thousand of them, some 200 MB, within a limit counted in bytes.
+ */
+const FRAME_COST = 4096
 /** How long a closing connection may take to send its last answers before it is cut. */
 const CLOSE_GRACE_MS = 5000
 const VT = 0x0b
@@ -103,11 +109,12 @@ export class AdtConnection {
   }
 
   private take(bytes: Buffer): void {
-    this.queuedBytes += bytes.length
+    const held = bytes.length + FRAME_COST
+    this.queuedBytes += held
     this.enqueue(async () => {
       await nextTurn()
       return this.read(bytes)
-    }, bytes.length)
+    }, held)
   }
 
   /** The answer to one frame: its ACK, the AR of a frame refused as a whole, or null after a refusal. */
