@@ -62,6 +62,8 @@ export class AdtConnection {
   private ending = false
   /** A frame was refused and the connection is closing: the frames after it are not answered. */
   private refused = false
+  /** Ends the wait of answersTaken: a closing connection waits no more on a client that does not read. */
+  private stopWaiting: (() => void) | null = null
 
   constructor(
     private readonly socket: Socket,
@@ -170,8 +172,10 @@ export class AdtConnection {
       const done = () => {
         this.socket.off('drain', done)
         this.socket.off('close', done)
+        this.stopWaiting = null
         resolve()
       }
+      this.stopWaiting = done
       this.socket.on('drain', done)
       this.socket.on('close', done)
     })
@@ -241,6 +245,7 @@ export class AdtConnection {
       if (this.timer !== null) clearTimeout(this.timer)
       this.ending = true
       this.socket.pause()
+      this.stopWaiting?.()
       if (last !== null) this.enqueue(last)
     }
     return this.chain.then(() => {
