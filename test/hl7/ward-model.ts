@@ -188,6 +188,8 @@ export class WardModel {
     b.dischargedAt = m.at
     this.add(m.encounter, b.bed, m.patient, m.provider ?? a.provider, m.at)
     this.add(o.encounter, a.bed, o.patient, o.provider ?? b.provider, m.at)
+    // The second visit's later events are checked against the swap too.
+    this.lastApplied.set(o.encounter, Math.max(m.at, this.lastApplied.get(o.encounter) ?? m.at))
     return true
   }
 
