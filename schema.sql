@@ -678,3 +678,12 @@ INSERT INTO sqlite_sequence (name, seq) SELECT 'feed_events_17', seq FROM sqlite
 DROP TABLE feed_events;
 ALTER TABLE feed_events_17 RENAME TO feed_events;
 CREATE INDEX feed_events_at ON feed_events (at);
+
+-- migration 20: an expectation ends with its encounter's admission or transfer into any bed of its facility
+-- A patient expected in one bed and admitted or moved into another (the HIS chose another bed) is
+-- no longer expected: the bed it named does not go on showing them. Another facility's expectation
+-- of the same encounter is that facility's, and stays.
+DROP TRIGGER ward_occupants_expected_arrived;
+CREATE TRIGGER ward_occupants_expected_arrived AFTER INSERT ON ward_occupants
+BEGIN DELETE FROM bed_expectations
+  WHERE facility = coalesce(NEW.facility, '') AND encounter = NEW.encounter; END;

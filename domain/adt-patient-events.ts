@@ -71,8 +71,11 @@ function swap(m: WardMessage, state: PatientEventState): WardPlan {
     [a, m.encounter],
     [b, other.encounter],
   ] as const) {
-    if (!sameBed(first, stay) && !sameBed(other.location, stay))
-      return park('not-in-bed', `encounter ${encounter} is not in ${named}: it is in ${where(placeOf(stay))}`)
+    if (!sameBed(first, stay) && !sameBed(other.location, stay)) {
+      // A stay in another facility is not named: the admins of this one read the reason.
+      const at = stay.facility === first.facility ? `: it is in ${where(placeOf(stay))}` : ''
+      return park('not-in-bed', `encounter ${encounter} is not in ${named}${at}`)
+    }
   }
   if (sameBed(placeOf(a), b))
     return park('not-in-bed', `encounters ${m.encounter} and ${other.encounter} share ${where(placeOf(a))}`)
@@ -119,16 +122,14 @@ function renumber(m: WardMessage, state: PatientEventState): WardPlan {
   if (stays.length === 0) return park('unknown-encounter', `no stay has visit number ${previous} (MRG-5)`)
   if (state.encounterOccupants.length > 0)
     return park('encounter-taken', `visit number ${m.encounter} (PV1-19) already belongs to an encounter of the ward`)
-  const elsewhere = stays.find((s) => s.facility !== m.facility)
-  if (elsewhere)
-    return park(
-      'other-facility',
-      `encounter ${previous} has a stay in ${facilityName(elsewhere.facility)}; this A50 names ${facilityName(m.facility)}`,
-    )
+  // The facility of a stay elsewhere is not named: the admins of this one read the reason.
+  if (stays.some((s) => s.facility !== m.facility))
+    return park('other-facility', `encounter ${previous} has a stay outside ${facilityName(m.facility)}`)
   return apply(...stays.map((s): WardChange => ({ op: 'relabel', id: s.id, encounter: m.encounter })), {
     op: 'renumber-log',
     from: previous,
     to: m.encounter,
+    facility: m.facility,
   })
 }
 

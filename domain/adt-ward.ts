@@ -47,7 +47,7 @@ export type WardChange =
   /** A merge (A40, A47) or a new visit number (A50): the stay's patient or encounter follows. */
   | { op: 'relabel'; id: string; occupiedBy?: string; encounter?: string }
   /** A50: the message log's rows of the old visit number follow it (out-of-order checks, retries). */
-  | { op: 'renumber-log'; from: string; to: string }
+  | { op: 'renumber-log'; from: string; to: string; facility: string | null }
 
 export const PARK_CODES = [
   'out-of-order',
@@ -218,6 +218,12 @@ export function facilitiesChanged(plan: WardPlan, state: WardState): (string | n
   )
 }
 
+/** A park whose reason names nothing of the encounter's stays outside `facility`, the one it is filed under. */
+export function parkedElsewhere(m: WardMessage, code: ParkCode, facility: string | null): WardPlan {
+  const filed = facility === null ? 'no facility' : `facility ${facility}`
+  return park(code, `encounter ${m.encounter} (${code}): it has a stay outside ${filed}, not named here`)
+}
+
 /**
  * The plan of a message filed under `facility` (listed, notified, authorised there): parked when it
  * would change a stay anywhere else, so a message naming one ward never discharges, moves or
@@ -236,7 +242,7 @@ export function planWithin<S extends WardState>(
   if (plan.kind === 'park') {
     // Its reason may name a bed of the encounter's stay elsewhere (already in bed 4 of B).
     if (state.encounterOccupants.every((o) => o.facility === facility)) return plan
-    return park(plan.code, `encounter ${m.encounter} (${plan.code}): it has a stay outside ${filed}, not named here`)
+    return parkedElsewhere(m, plan.code, facility)
   }
   if (facilitiesChanged(plan, state).every((changed) => changed === facility)) return plan
   return park(

@@ -30,6 +30,12 @@ export interface ConnectionOptions extends ShapeLimits {
 type Answer = string | { ack: string; charset: string }
 
 const MAX_GARBAGE_BYTES = 4096
+/**
+ * What a frame in hand costs besides its bytes (its buffer, its place in the answer chain, about
+ * 2 KB of heap), counted as held: a client sending tiny frames (VT MSH|^~\& FS CR) would otherwise
+ * hold a hundred thousand of them, some 200 MB, within a limit counted in bytes.
+ */
+const FRAME_COST = 4096
 /** How long a closing connection may take to send its last answers before it is cut. */
 const CLOSE_GRACE_MS = 5000
 const VT = 0x0b
@@ -56,6 +62,8 @@ export class AdtConnection {
   private ending = false
   /** A frame was refused and the connection is closing: the frames after it are not answered. */
   private refused = false
+  /** Ends the wait of answersTaken: a closing connection waits no more on a client that does not read. */
+  private stopWaiting: (() => void) | null = null
 
   constructor(
     private readonly socket: Socket,
@@ -103,11 +111,12 @@ export class AdtConnection {
   }
 
   private take(bytes: Buffer): void {
-    this.queuedBytes += bytes.length
+    const held = bytes.length + FRAME_COST
+    this.queuedBytes += held
     this.enqueue(async () => {
       await nextTurn()
       return this.read(bytes)
-    }, bytes.length)
+    }, held)
   }
 
   /** The answer to one frame: its ACK, the AR of a frame refused as a whole, or null after a refusal. */
@@ -163,8 +172,10 @@ export class AdtConnection {
       const done = () => {
         this.socket.off('drain', done)
         this.socket.off('close', done)
+        this.stopWaiting = null
         resolve()
       }
+      this.stopWaiting = done
       this.socket.on('drain', done)
       this.socket.on('close', done)
     })
@@ -234,6 +245,7 @@ export class AdtConnection {
       if (this.timer !== null) clearTimeout(this.timer)
       this.ending = true
       this.socket.pause()
+      this.stopWaiting?.()
       if (last !== null) this.enqueue(last)
     }
     return this.chain.then(() => {

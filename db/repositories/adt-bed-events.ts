@@ -1,6 +1,6 @@
 import { type BedChange, type BedEventState, planBedEvent } from '../../domain/adt-bed-events.js'
 import type { Location, WardMessage } from '../../domain/adt-message.js'
-import type { WardPlan, WardState } from '../../domain/adt-ward.js'
+import { parkedElsewhere, type WardPlan, type WardState } from '../../domain/adt-ward.js'
 import type { Principal } from '../../domain/principal.js'
 import type { BedStateRepository } from './bed-states.js'
 
@@ -68,7 +68,11 @@ export function createAdtBedEvents(bedStates: BedStateRepository) {
    */
   function apply(actor: Principal, message: WardMessage, base: WardState, filedUnder?: string | null): WardPlan {
     const plan = planBedEvent(message, stateOf(base, message))
-    if (plan.kind === 'park') return plan
+    if (plan.kind === 'park') {
+      // Its reason may tell of the encounter's stay elsewhere (already in bed 4 of B, on leave).
+      const elsewhere = filedUnder !== undefined && base.encounterOccupants.some((o) => o.facility !== filedUnder)
+      return elsewhere ? parkedElsewhere(message, plan.code, filedUnder) : plan
+    }
     const elsewhere =
       filedUnder !== undefined && plan.changes.some((c) => touched(c, message.encounter).some((f) => f !== filedUnder))
     if (elsewhere) {

@@ -11,18 +11,20 @@ export function createPatientEventStore<Row>(db: Database, columns: string) {
   )
   // The applied rows through their index, the parked and dismissed ones through the status index:
   // ignored and rejected messages have no encounter.
-  const renumberApplied = db.prepare<[string, string]>(
-    `UPDATE hl7_messages SET encounter = ? WHERE encounter = ? AND status = 'applied'`,
+  // Only the rows filed under the A50's facility: another facility's messages of the same visit
+  // number are its own (the number names another visit there).
+  const renumberApplied = db.prepare<[string, string, string | null]>(
+    `UPDATE hl7_messages SET encounter = ? WHERE encounter = ? AND status = 'applied' AND facility IS ?`,
   )
-  const renumberOthers = db.prepare<[string, string]>(
-    `UPDATE hl7_messages SET encounter = ? WHERE status IN ('parked', 'dismissed') AND encounter = ?`,
+  const renumberOthers = db.prepare<[string, string, string | null]>(
+    `UPDATE hl7_messages SET encounter = ? WHERE status IN ('parked', 'dismissed') AND encounter = ? AND facility IS ?`,
   )
   return {
     ofPatient: (patient: string, facility: string | null): Row[] => ofPatient.all(patient, facility),
     /** Later messages of the visit (their out-of-order check, a parked one's retry) find it under `to`. */
-    renumberLog(from: string, to: string): void {
-      renumberApplied.run(to, from)
-      renumberOthers.run(to, from)
+    renumberLog(from: string, to: string, facility: string | null): void {
+      renumberApplied.run(to, from, facility)
+      renumberOthers.run(to, from, facility)
     },
   }
 }

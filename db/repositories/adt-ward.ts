@@ -71,9 +71,13 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
     `SELECT id, facility, room, bed, occupied_by, provider, occupied_at, discharged_at FROM ward_occupants
      WHERE bed = ? AND facility IS ? AND discharged_at > ? AND id <> ? ORDER BY discharged_at DESC LIMIT 1`,
   )
+  // The log files an A17 under its first visit only: the second visit's stay it began (the feed's
+  // stays begin at an applied event's time) keeps an older event of that visit out of order too.
   const lastApplied = db
-    .prepare<[string], number | null>(
-      `SELECT max(event_at) FROM hl7_messages WHERE encounter = ? AND status = 'applied'`,
+    .prepare<{ encounter: string }, number | null>(
+      `SELECT max(coalesce(logged, began), coalesce(began, logged)) FROM
+         (SELECT (SELECT max(event_at) FROM hl7_messages WHERE encounter = :encounter AND status = 'applied') AS logged,
+           (SELECT max(occupied_at) FROM ward_occupants WHERE encounter = :encounter AND created_by LIKE 'hl7:%') AS began)`,
     )
     .pluck()
   const writes = opts.wardOccupants.inTransaction
@@ -83,13 +87,13 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
     return {
       encounterOccupants: ofEncounter(encounter).map(toOccupant),
       staysOf: (other) => ofEncounter(other).map(toOccupant),
-      lastAppliedOf: (other) => lastApplied.get(other) ?? null,
+      lastAppliedOf: (other) => lastApplied.get({ encounter: other }) ?? null,
       staysOfPatient: (patient, facility) => patientEvents.ofPatient(patient, facility).map(toOccupant),
       activeOnBed: (l: Location) => {
         const row = activeOnBed.get(l.facility, l.bed)
         return row ? toOccupant(row) : null
       },
-      lastAppliedAt: lastApplied.get(encounter) ?? null,
+      lastAppliedAt: lastApplied.get({ encounter }) ?? null,
       exclusiveBeds: opts.exclusiveBeds,
       dischargedAfter: (l: Location, at: number, except: string | null) => {
         const row = dischargedAfter.get(l.bed, l.facility, at, except ?? '')
@@ -129,7 +133,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
         writes.relabel(actor, change.id, change)
         return
       case 'renumber-log':
-        patientEvents.renumberLog(change.from, change.to)
+        patientEvents.renumberLog(change.from, change.to, change.facility)
         return
     }
   }

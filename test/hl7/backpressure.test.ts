@@ -1,5 +1,7 @@
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import { test } from 'tap'
 import { loadConfig } from '../../config.js'
 import { buildTestApp, operatorHealth, type TestApp } from '../helper.js'
@@ -59,6 +61,29 @@ test('a client that does not read its ACKs is not read either: what the connecti
     Array.from({ length: total }, (_, i) => `BP${i}`),
     'in order',
   )
+})
+
+test('a client sending tiny frames without reading its ACKs holds no more memory than a few messages', async (t) => {
+  // This file runs alone (test/groups.ts): the flag is this process's.
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc') as () => void
+  const { app } = await buildTestApp(t, { HL7_PORT: 0 })
+  const socket = connect({ port: app.hl7.port as number, host: '127.0.0.1' })
+  t.teardown(() => socket.destroy())
+  socket.on('error', () => {})
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.pause()
+  gc()
+  const before = process.memoryUsage().heapUsed
+  // 200 000 frames of 9 bytes (each parsed, answered AR): 2.4 MB sent, within HL7_MAX_MESSAGE_BYTES twice.
+  const tiny = Buffer.from('\x0bMSH|^~\\&|\x1c\x0d', 'latin1')
+  const chunk = Buffer.concat(Array.from({ length: 20_000 }, () => tiny))
+  for (let i = 0; i < 10; i++) socket.write(chunk)
+  await settled(app, () => socket.writableLength)
+  gc()
+  const grown = (process.memoryUsage().heapUsed - before) / 1_048_576
+  t.ok(grown < 64, `the heap grew ${grown.toFixed(1)} MiB holding the frames in hand`)
+  t.ok(answeredCount(app) < 200_000, 'it stopped answering')
 })
 
 /** An A01 whose frame carries `extra` after its segments. */

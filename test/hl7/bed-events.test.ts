@@ -253,3 +253,24 @@ test('A01 then A11 into a mistyped bed leaves no phantom bed', async (t) => {
   t.notOk(await bedOf(app, tokens.admin, 'B1O'), 'the cancelled-only bed is not a bed of the ward')
   t.equal(app.db.prepare('SELECT count(*) FROM seen_beds').pluck().get(), 0)
 })
+
+test('an admission or transfer into another bed of the facility than the one expected ends the expectation', async (t) => {
+  const { app, tokens, send } = await ward(t, { BED_EXPECTED_HOURS: 0 })
+  t.equal((await send({ event: 'A14', encounter: 'E1', bed: 'B3', at: '202601050900' })).code, 'AA')
+  t.equal((await send({ event: 'A01', encounter: 'E1', bed: 'B5', at: '202601051000' })).text, 'applied')
+  t.notOk((await bedOf(app, tokens.admin, 'B3'))?.expected, 'B3 no longer expects the patient now in B5')
+  t.equal(
+    (await send({ event: 'A15', encounter: 'E1', bed: 'B5', pv2: `W1^R2^B6^${F}`, at: '202601051100' })).code,
+    'AA',
+  )
+  t.equal((await send({ event: 'A02', encounter: 'E1', bed: 'B7', at: '202601051200' })).text, 'applied')
+  t.notOk((await bedOf(app, tokens.admin, 'B6'))?.expected, 'B6 no longer expects the patient now in B7')
+  // An expectation in another facility is that facility's: an admission here leaves it.
+  t.equal((await send({ event: 'A14', encounter: 'E2', bed: 'B1', facility: 'OTHER', at: '202601051300' })).code, 'AA')
+  t.equal((await send({ event: 'A01', encounter: 'E2', bed: 'B2', at: '202601051400' })).text, 'applied')
+  const other = await app.inject({ url: '/beds?facility=OTHER', headers: bearer(tokens.admin) })
+  t.match(
+    other.json().beds.find((b: { bed: string }) => b.bed === 'B1'),
+    { expected: { encounter: 'E2' } },
+  )
+})

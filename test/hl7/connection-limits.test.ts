@@ -45,6 +45,34 @@ test('a connection idle for HL7_IDLE_TIMEOUT_MS is closed, and its place is free
   t.equal(loadConfig({}).HL7_IDLE_TIMEOUT_MS, 1_800_000, 'half an hour by default')
 })
 
+test('a client that never reads its ACKs is closed once idle, its place freed for the engine', async (t) => {
+  const { app } = await buildTestApp(t, {
+    HL7_PORT: 0,
+    HL7_MAX_CONNECTIONS: 1,
+    HL7_IDLE_TIMEOUT_MS: 1000,
+    HL7_MAX_MESSAGE_BYTES: 1024,
+    HL7_ALLOWED_SENDERS: 'HIS^GENERAL',
+  })
+  const port = app.hl7.port as number
+  const socket = connect({ port, host: '127.0.0.1' })
+  t.teardown(() => socket.destroy())
+  socket.on('error', () => {})
+  await once(socket, 'connect')
+  socket.pause()
+  // A stranger's messages are answered AR at once, each ACK echoing MSH-5 (as its MSH-3): 20 MB of
+  // answers fill the system's socket buffers, then what the connection may hold, with frames of
+  // the same read still in hand.
+  const receiver = 'R'.repeat(800)
+  const frames = Array.from({ length: 20_000 }, (_, i) =>
+    frame(`MSH|^~\\&|STRANGER|X|${receiver}|FS|20260105103000||ADT^A01^ADT_A01|S${i}|P|2.5.1`),
+  )
+  socket.write(Buffer.concat(frames))
+  const open = async () => (await operatorHealth(app)).json().hl7.connections.open as number
+  for (let i = 0; i < 200 && (await open()) > 0; i++) await sleep(100)
+  t.equal(await open(), 0, 'the server closes it though its answers are still untaken')
+  t.equal(await admitOnce(port, 'N1'), 'AA', 'the next connection gets the place')
+})
+
 test('places kept for HL7_RESERVED_ADDRESSES: others share the rest, the engine still gets in', async (t) => {
   const { app } = await buildTestApp(t, {
     HL7_PORT: 0,

@@ -137,3 +137,118 @@ test('a retry where the encounter is now in the same facility applies it', async
   t.match(res.json(), { status: 'applied', facility: 'A', resolvedBy: 'admin-a' })
   t.same(await active(app, tokens.admin), [])
 })
+
+test("an A17 filed under A naming a patient of B: parked, its reason names neither B nor B's bed", async (t) => {
+  const { app, tokens, send } = await twoWards(t)
+  await send({
+    event: 'A01',
+    control: 'W1',
+    encounter: 'E1',
+    patient: 'P-1',
+    bed: 'B1',
+    facility: 'A',
+    at: '202601051000',
+  })
+  await send({
+    event: 'A01',
+    control: 'W2',
+    encounter: 'E2',
+    patient: 'P-2',
+    bed: 'B7',
+    facility: 'B',
+    at: '202601051000',
+  })
+  const ack = await send({
+    event: 'A17',
+    type: 'ADT^A17^ADT_A17',
+    control: 'W3',
+    encounter: 'E1',
+    patient: 'P-1',
+    bed: 'B1',
+    facility: 'A',
+    swap: { patient: 'P-2', encounter: 'E2', bed: 'B2' },
+    at: '202601051100',
+  })
+  t.match(ack, { code: 'AA', text: /^parked: / })
+  t.notMatch(ack.text, /\bB7?\b/, "the ACK names neither B nor B's bed")
+  const [parked] = await listed(app, tokens.adminA)
+  t.equal(parked?.controlId, 'W3')
+  t.notMatch(parked?.error, /\bB7?\b/, "nor does the reason A's admin reads")
+  t.same(await active(app, tokens.admin), ['A/E1', 'B/E2'])
+})
+
+test("bed events filed under A for a patient of B: parked, the reason tells nothing of B's stay", async (t) => {
+  const { app, tokens, send } = await twoWards(t)
+  await send({
+    event: 'A01',
+    control: 'L1',
+    encounter: 'E2',
+    patient: 'P-2',
+    bed: 'B7',
+    facility: 'B',
+    at: '202601051000',
+  })
+  t.equal(
+    (await send({ event: 'A21', control: 'L2', encounter: 'E2', facility: 'B', at: '202601051010' })).text,
+    'applied',
+  )
+  const cases: [string, string][] = [
+    [
+      (await send({ event: 'A14', control: 'L3', encounter: 'E2', bed: 'B3', facility: 'A', at: '202601051100' })).text,
+      'A14',
+    ],
+    [(await send({ event: 'A21', control: 'L4', encounter: 'E2', facility: 'A', at: '202601051100' })).text, 'A21'],
+  ]
+  for (const [text, what] of cases) {
+    t.match(text, /^parked: /, what)
+    t.notMatch(text, /\bB7?\b/, `${what}: not B's bed`)
+    t.notMatch(text, /on leave/, `${what}: nor whether B's patient is on leave`)
+  }
+  t.same(
+    (await listed(app, tokens.adminA)).map((m) => [m.controlId, /\bB7?\b|on leave/.test(m.error)]),
+    [
+      ['L4', false],
+      ['L3', false],
+    ],
+  )
+})
+
+test("an A50 filed under A leaves B's message log as it was, and names no other facility", async (t) => {
+  const { app, adminB, send } = await twoWards(t)
+  // B's discharge of visit X, parked under B (no stay yet); A then admits a visit X of its own.
+  t.match(await send({ event: 'A03', control: 'N1', encounter: 'X', bed: 'B5', facility: 'B', at: '202601051000' }), {
+    text: /^parked: /,
+  })
+  await send({ event: 'A01', control: 'N2', encounter: 'X', bed: 'B1', facility: 'A', at: '202601051010' })
+  const renumber = (control: string, facility: string, at: string) =>
+    send({
+      event: 'A50',
+      type: 'ADT^A50^ADT_A50',
+      control,
+      encounter: 'Y',
+      bed: 'B1',
+      facility,
+      mrg: { visit: 'X' },
+      at,
+    })
+  t.equal((await renumber('N3', 'A', '202601051100')).text, 'applied')
+  const res = await app.inject({ url: '/hl7/messages?status=parked', headers: bearer(adminB) })
+  t.same(
+    res.json().hl7Messages.map((m: { controlId: string; encounter: string }) => [m.controlId, m.encounter]),
+    [['N1', 'X']],
+    "B's parked message keeps B's visit number",
+  )
+  // Visit Y's stay is in A: an A50 naming C says so without naming A.
+  await send({ event: 'A01', control: 'N4', encounter: 'Z', bed: 'B2', facility: 'A', at: '202601051110' })
+  const ack = await send({
+    event: 'A50',
+    type: 'ADT^A50^ADT_A50',
+    control: 'N5',
+    encounter: 'Q',
+    facility: 'C',
+    mrg: { visit: 'Z' },
+    at: '202601051120',
+  })
+  t.match(ack.text, /^parked: /)
+  t.notMatch(ack.text, /facility A\b/, 'the reason does not name the facility of the stay')
+})

@@ -278,7 +278,7 @@ test('A50: the stays and the message log follow the new visit number; a parked m
     text: /^parked: visit number OTHER \(PV1-19\) already belongs/,
   })
   t.match(await send({ event: 'A50', encounter: 'V3', mrg: { visit: 'V2' }, facility: 'ELSEWHERE', at: at('1102') }), {
-    text: /^parked: encounter V2 has a stay in facility FAC1; this A50 names facility ELSEWHERE/,
+    text: /^parked: encounter V2 has a stay outside facility ELSEWHERE$/,
   })
   t.same(
     (await log()).slice(0, 3).map((m) => m.parkCode),
@@ -342,4 +342,23 @@ test('merges and moves the ward cannot follow are parked for an admin; events wi
     headers: bearer(tokens.admin),
   })
   t.ok(notes.json().notifications.length >= 1, 'admins are told')
+})
+
+test('A17: a later-arriving event of the second visit older than the swap is out of order, as for the first', async (t) => {
+  const { app, tokens, send } = await ward(t)
+  await send({ event: 'A01', encounter: 'V1', patient: 'P-1', bed: 'B1', at: at('0900') })
+  await send({ event: 'A01', encounter: 'V2', patient: 'P-2', bed: 'B2', at: at('0900') })
+  const swap = await send({
+    event: 'A17',
+    type: 'ADT^A17^ADT_A17',
+    encounter: 'V1',
+    patient: 'P-1',
+    bed: 'B1',
+    swap: { patient: 'P-2', encounter: 'V2', bed: 'B2' },
+    at: at('1030'),
+  })
+  t.equal(swap.text, 'applied')
+  t.match(await send({ event: 'A03', encounter: 'V1', at: at('1000') }), { text: /^parked: the event/ }, 'first visit')
+  t.match(await send({ event: 'A03', encounter: 'V2', at: at('1000') }), { text: /^parked: the event/ }, 'second visit')
+  t.same(await activeBeds(app, tokens.admin), { V1: `${F}/B2`, V2: `${F}/B1` })
 })

@@ -103,15 +103,19 @@ export class WardModel {
   private add(encounter: string, bed: number, patient: string, provider: string | null, at: number): void {
     this.stays.push({ seq: this.seq++, encounter, bed, patient, provider, occupiedAt: at, dischargedAt: null })
   }
+  /** The bed had a stay (other than `except`) that ended after `at`: a stay from `at` would overlap it. */
+  private takenSince(bed: number, at: number, except?: Stay): boolean {
+    return this.stays.some((s) => s !== except && s.bed === bed && s.dischargedAt !== null && s.dischargedAt > at)
+  }
   private admit(m: ModelMessage): boolean {
-    if (this.holder(m.bed as number)) return false
+    if (this.holder(m.bed as number) || this.takenSince(m.bed as number, m.at)) return false
     this.add(m.encounter, m.bed as number, m.patient, m.provider, m.at)
     return true
   }
   private move(active: Stay, m: ModelMessage): boolean {
     const bed = m.bed as number
     if (active.bed === bed) return true
-    if (this.holder(bed)) return false
+    if (this.holder(bed) || this.takenSince(bed, m.at, active)) return false
     active.dischargedAt = m.at
     this.add(m.encounter, bed, m.patient, m.provider ?? active.provider, m.at)
     return true
@@ -184,6 +188,8 @@ export class WardModel {
     b.dischargedAt = m.at
     this.add(m.encounter, b.bed, m.patient, m.provider ?? a.provider, m.at)
     this.add(o.encounter, a.bed, o.patient, o.provider ?? b.provider, m.at)
+    // The second visit's later events are checked against the swap too.
+    this.lastApplied.set(o.encounter, Math.max(m.at, this.lastApplied.get(o.encounter) ?? m.at))
     return true
   }
 
