@@ -69,7 +69,7 @@ t.test('from the executable alone: tokens, backup, verify, restore from a backup
   t.match(await run(['beds', 'list']), /\*\tR-1\tB-9/, 'beds list')
   t.match(await run(['beds', 'remove', '--bed', 'B-9']), 'removed bed B-9', 'beds remove')
   t.match(await run(['account', 'block', 'leaver', '--reason', 'left']), 'blocked account leaver', 'account block')
-  t.match(await run(['account', 'list']), /leaver\t\S+\tleft/, 'account list')
+  t.match(await run(['account', 'list']), /leaver\tservice\t\S+\tleft/, 'account list: a service account')
   t.match(await run(['account', 'unblock', 'leaver']), 'unblocked account leaver', 'account unblock')
   t.match(await run(['smoke']), /smoke test passed/, 'smoke')
   ids.push(await admit(server.base, admin, 'B-3'))
