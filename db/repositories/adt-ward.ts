@@ -130,6 +130,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
         return
       case 'renumber-log':
         patientEvents.renumberLog(change.from, change.to)
+        bedEvents.renumber(actor, change.from, change.to)
         return
     }
   }
