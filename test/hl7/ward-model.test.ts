@@ -5,7 +5,7 @@ import { propertyRuns } from '../property-runs.js'
 import { ackOf, openSender, type Sender } from './client.js'
 import { adt } from './messages.js'
 import { occupants } from './ward.js'
-import { type BedView, MODEL_EVENTS, type ModelEvent, type ModelMessage, WardModel } from './ward-model.js'
+import { type BedView, MODEL_EVENTS, type ModelEvent, type ModelMessage, TABLE_0116, WardModel } from './ward-model.js'
 
 /**
  * Model-based: fast-check draws commands, each an ADT event. Most are aimed at the ward as the
@@ -206,10 +206,15 @@ function aimedAtBeds(m: WardModel, d: Draw, v: { slots: Slot[]; active: Slot[]; 
         null,
       )
     case 'A20': {
-      const bed = nth(
-        BEDS.filter((b) => m.knownBed(b)),
-        d.pick2,
+      // An O or a U mostly at a bed it clears (a state set, and for a U no patient in it); a state
+      // mostly at an empty bed (cleaning after a discharge), which a U may clear later.
+      const known = BEDS.filter((b) => m.knownBed(b))
+      const clears = known.filter(
+        (b) => m.housekeeping.has(b) && (d.status === 'O' || (d.status === 'U' && !m.holder(b))),
       )
+      const empty = known.filter((b) => !m.holder(b))
+      const preferred = TABLE_0116[d.status] === null ? clears : empty
+      const bed = nth(preferred.length > 0 && d.pick % 4 !== 0 ? preferred : known, d.pick2)
       return bed === undefined
         ? null
         : { event: 'A20', encounter: '', patient: '', bed, provider: null, status: d.status }
@@ -316,6 +321,8 @@ class Send implements fc.AsyncCommand<WardModel, Real> {
     r.sent++
     const at = r.clock - this.d.late * MINUTE
     const message: ModelMessage = { ...skeleton, at, left: this.d.left > 0 ? at - this.d.left * MINUTE : null }
+    const clears = message.event === 'A20' && TABLE_0116[message.status as string] === null
+    const cleared = clears && m.housekeeping.has(message.bed as number)
     const expected = m.apply(message)
     const ack = ackOf(await r.sender.send(hl7(r, message)))
     if (ack.code !== 'AA') throw new Error(`${message.event}: ${ack.code} ${ack.text}`)
@@ -326,6 +333,7 @@ class Send implements fc.AsyncCommand<WardModel, Real> {
     // Every change, not only the run's last state: a mark or an expectation left behind may end
     // with its stay before the run does.
     if (status === 'applied') await r.beds(m, JSON.stringify(message))
+    if (cleared && status === 'applied') count(r.tally, `A20 ${message.status} cleared a state`)
     if (expected.code !== null) {
       r.codes.set(`${r.facility}-${r.sent}`, expected.code)
       count(r.tally, `${message.event} parked ${expected.code}`)
@@ -345,7 +353,7 @@ const WEIGHTS: Record<ModelEvent, number> = {
   A08: 2,
   A11: 2,
   A12: 4,
-  A13: 4,
+  A13: 5,
   A06: 2,
   A07: 2,
   A17: 3,
@@ -364,7 +372,7 @@ const WEIGHTS: Record<ModelEvent, number> = {
   A22: 4,
   A52: 4,
   A53: 1,
-  A20: 3,
+  A20: 6,
 }
 const draw: fc.Arbitrary<Draw> = fc.record({
   event: fc.oneof(...MODEL_EVENTS.map((e) => ({ weight: WEIGHTS[e], arbitrary: fc.constant(e) }))),
@@ -376,7 +384,11 @@ const draw: fc.Arbitrary<Draw> = fc.record({
   provider: fc.option(fc.integer({ min: 1, max: 4 }), { freq: 2 }),
   left: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 30 }) }),
   currentBeds: fc.boolean(),
-  status: fc.constantFrom(...STATUSES),
+  // A U clears only an empty bed's state: drawn more often, so that it meets one.
+  status: fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...STATUSES) },
+    { weight: 1, arbitrary: fc.constant('U' as const) },
+  ),
 })
 const commands = fc.commands([draw.map((d) => new Send(d))], { maxCommands: 120, size: 'max' })
 
@@ -485,6 +497,8 @@ test('the ward after any drawn ADT sequence is what the model says, and every pa
   t.comment(`${sent} messages in ${run} runs (${(sent / run).toFixed(1)} a run): ${JSON.stringify(reached)}`)
   for (const event of MODEL_EVENTS)
     t.ok((tally.get(`${event} applied`) ?? 0) >= FLOOR, `${event} applied at least ${FLOOR} times`)
+  const cleared = (tally.get('A20 O cleared a state') ?? 0) + (tally.get('A20 U cleared a state') ?? 0)
+  t.ok(cleared >= FLOOR, `an A20 O or U cleared a state at least ${FLOOR} times`)
   for (const cancel of ['A12', 'A13'])
     t.ok(
       (tally.get(`${cancel} after more than one earlier stay`) ?? 0) >= FLOOR,
