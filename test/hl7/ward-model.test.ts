@@ -11,10 +11,10 @@ import { type BedView, MODEL_EVENTS, type ModelEvent, type ModelMessage, TABLE_0
  * Model-based: fast-check draws commands, each an ADT event. Most are aimed at the ward as the
  * model has it (an A12 at a visit with a transfer to cancel, an A17 at two patients in bed ...),
  * so that every path is reached, not only the parking ones; the rest are drawn blind and mostly
- * park. Each is sent through a real MLLP client; its ACK must say what the model says, and after
- * each run the stays (visit, bed, patient, doctor, times) must be the model's, and so must every
- * bed's state on GET /beds (state word, housekeeping, expected encounter, on-leave and
- * discharge-expected marks); a parked bed event's code must be the model's. The run set fails
+ * park. Each is sent through a real MLLP client; its ACK must say what the model says; after each
+ * applied message and each run every bed's state on GET /beds (state word, housekeeping, expected
+ * encounter, on-leave and discharge-expected marks) must be the model's, after each run the stays
+ * (visit, bed, patient, doctor, times) too, and a parked bed event's park code. The run set fails
  * unless every event was applied at least FLOOR times, and each cancel after more than one earlier
  * stay (where cancelling the wrong stay shows).
  *
@@ -266,7 +266,7 @@ interface Real {
   sent: number
   fresh: number
   tally: Map<string, number>
-  /** Control id -> the park code the model gives a bed event it parks. */
+  /** Control id -> the park code the model gives a bed event it parks (the others' it leaves unsaid). */
   codes: Map<string, string>
   /** Throws unless GET /beds shows the model's beds (`after`: what was just sent). */
   beds: (m: WardModel, after: string) => Promise<void>
@@ -424,9 +424,9 @@ async function bedsOf(app: TestApp, token: string, facility: string): Promise<st
   })
 }
 
-/** The park code of each of the run's parked messages (all of them are among the newest 100). */
+/** The park code of each of the run's parked messages (all of them are among the newest 200). */
 async function parkCodes(app: TestApp, token: string, facility: string): Promise<Map<string, string>> {
-  const res = await app.inject({ url: '/hl7/messages?status=parked&$limit=100', headers: bearer(token) })
+  const res = await app.inject({ url: '/hl7/messages?status=parked&$limit=200', headers: bearer(token) })
   const list: { controlId?: string; facility?: string; parkCode?: string }[] = res.json().hl7Messages
   return new Map(list.filter((m) => m.facility === facility).map((m) => [m.controlId ?? '', m.parkCode ?? '']))
 }
