@@ -1,7 +1,8 @@
 /**
  * The ward as docs/ADT.md describes it, written apart from the app (no import of its code): the
- * stays with their patient, doctor and times, and whether each ADT message applies or parks. The
- * model-based property test (ward-model.test.ts) checks the app against it.
+ * stays with their patient, doctor and times, the beds' states ("Bed states": housekeeping,
+ * expectations, the stays' marks), and whether each ADT message applies or parks (a bed event:
+ * with which park code). The model-based property test (ward-model.test.ts) checks the app against it.
  */
 export const MODEL_EVENTS = [
   'A01',
