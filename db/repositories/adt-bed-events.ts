@@ -88,7 +88,7 @@ export function createAdtBedEvents(bedStates: BedStateRepository) {
     return { kind: 'apply', changes: [] }
   }
 
-  return { apply, tellAdmittedAnyway: writes.tellAdmittedAnyway }
+  return { apply, tellAdmittedAnyway: writes.tellAdmittedAnyway, renumber: writes.renumber }
 }
 
 export type AdtBedEvents = ReturnType<typeof createAdtBedEvents>

@@ -134,6 +134,7 @@ export function createAdtWard(db: Database, opts: AdtWardOptions) {
         return
       case 'renumber-log':
         patientEvents.renumberLog(change.from, change.to, change.facility)
+        bedEvents.renumber(actor, change.from, change.to, change.facility)
         return
     }
   }

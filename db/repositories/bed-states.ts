@@ -153,6 +153,19 @@ export function createBedStateRepository(db: Database, opts: BedStateOptions) {
     return found.length
   }
 
+  /**
+   * An A50: the visit's pending admission or transfer follows its new number, as its stays do; only
+   * in the facility the A50 names (another ward's expectation of the same number is that ward's).
+   */
+  function renumber(actor: Principal, from: string, to: string, within: string | null): void {
+    for (const e of expectationsOf.all(from)) {
+      const facility = e.facility === '' ? null : e.facility
+      if (facility !== within) continue
+      const since = reads.expectationOf(facility, e.bed)?.since as number
+      expect(actor, facility, e.bed, to, e.kind as 'admission' | 'transfer', since)
+    }
+  }
+
   /** Sets (since `at`) or clears (`at` null) a mark of an active stay. */
   function mark(
     actor: Principal,
@@ -170,7 +183,7 @@ export function createBedStateRepository(db: Database, opts: BedStateOptions) {
     reads,
     assertAdmissible,
     /** Inside a write-queue job (the ADT feed's, db/repositories/adt-bed-events.ts). */
-    inTransaction: { setHousekeeping, expect, unexpect, mark, tellAdmittedAnyway },
+    inTransaction: { setHousekeeping, expect, unexpect, mark, tellAdmittedAnyway, renumber },
     markSince: (occupant: string, kind: StayMarkKind): number | null => markOf.get(occupant, kind) ?? null,
     /** The facilities (null: none) whose beds expect the encounter. */
     expectedIn: (encounter: string): (string | null)[] =>

@@ -274,3 +274,23 @@ test('an admission or transfer into another bed of the facility than the one exp
     { expected: { encounter: 'E2' } },
   )
 })
+
+test("A50: the visit's pending transfer follows its new number; A26 and the transfer under it clear it", async (t) => {
+  const { app, tokens, send } = await ward(t, { BED_EXPECTED_HOURS: 0 })
+  await send({ event: 'A01', encounter: 'E1', bed: 'B1', at: '202601050900' })
+  t.equal((await send({ event: 'A15', encounter: 'E1', bed: 'B2', at: '202601051000' })).code, 'AA')
+  const renumbered = await send({ event: 'A50', encounter: 'V1', mrg: { visit: 'E1' }, at: '202601051100' })
+  t.equal(renumbered.text, 'applied')
+  t.match(await bedOf(app, tokens.admin, 'B2'), { state: 'expected', expected: { encounter: 'V1', kind: 'transfer' } })
+  t.equal((await send({ event: 'A26', encounter: 'V1', at: '202601051200' })).text, 'applied', 'cancelled by V1')
+  t.notOk(await bedOf(app, tokens.admin, 'B2'))
+  // Expected again, then met by the transfer under the new number.
+  t.equal((await send({ event: 'A15', encounter: 'V1', bed: 'B3', at: '202601051300' })).code, 'AA')
+  t.equal((await send({ event: 'A50', encounter: 'V2', mrg: { visit: 'V1' }, at: '202601051400' })).text, 'applied')
+  t.equal((await send({ event: 'A02', encounter: 'V2', bed: 'B3', at: '202601051500' })).text, 'applied')
+  const arrived = await bedOf(app, tokens.admin, 'B3')
+  t.match(arrived, { state: 'occupied', active: [{ encounter: 'V2' }] })
+  t.notOk(arrived?.expected, 'the transfer met it')
+  const audit = await app.inject({ url: '/audit?resource=bed-states&recordId=B2', headers: bearer(tokens.admin) })
+  t.ok(audit.json().entries.length >= 3, 'set, renumbered and cancelled: each audited')
+})

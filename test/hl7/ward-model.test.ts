@@ -1,22 +1,32 @@
 import fc from 'fast-check'
 import { test } from 'tap'
-import { buildTestApp } from '../helper.js'
+import { bearer, buildTestApp, type TestApp } from '../helper.js'
 import { propertyRuns } from '../property-runs.js'
 import { ackOf, openSender, type Sender } from './client.js'
 import { adt } from './messages.js'
 import { occupants } from './ward.js'
-import { MODEL_EVENTS, type ModelEvent, type ModelMessage, WardModel } from './ward-model.js'
+import { type BedView, MODEL_EVENTS, type ModelEvent, type ModelMessage, TABLE_0116, WardModel } from './ward-model.js'
 
 /**
  * Model-based: fast-check draws commands, each an ADT event. Most are aimed at the ward as the
  * model has it (an A12 at a visit with a transfer to cancel, an A17 at two patients in bed ...),
  * so that every path is reached, not only the parking ones; the rest are drawn blind and mostly
- * park. Each is sent through a real MLLP client; its ACK must say what the model says, and after
- * each run the stays (visit, bed, patient, doctor, times) must be the model's. The run set fails
+ * park. Each is sent through a real MLLP client; its ACK must say what the model says; after each
+ * applied message and each run every bed's state on GET /beds (state word, housekeeping, expected
+ * encounter, on-leave and discharge-expected marks) must be the model's, after each run the stays
+ * (visit, bed, patient, doctor, times) too, and a parked bed event's park code. The run set fails
  * unless every event was applied at least FLOOR times, and each cancel after more than one earlier
  * stay (where cancelling the wrong stay shows).
+ *
+ * Times are real: a run's clock starts 90 min 30 s before it starts, a minute a message, and
+ * BED_EXPECTED_HOURS is 1, so the expectations of its first 30 minutes have run out when GET /beds
+ * reads them and the later ones have not, with 30 s to spare either side.
  */
 const BEDS = [1, 2, 3, 4]
+/** A bed no message but a blind A20 names: never a bed of the ward. */
+const UNKNOWN_BED = 5
+const EXPECTED_HOURS = 1
+const STATUSES = ['C', 'H', 'K', 'I', 'O', 'U'] as const
 const RUNS = propertyRuns(24)
 const FLOOR = Math.max(1, Math.round(RUNS / 12))
 const MINUTE = 60_000
@@ -33,8 +43,10 @@ interface Draw {
   provider: number | null
   /** PV1-45 this many minutes before the event (0: none). */
   left: number
-  /** A17: PV1-3 names each patient's bed (true) or the bed each goes to. */
+  /** A17: PV1-3 names each patient's bed (true) or the bed each goes to. A15: PV2-1 names the pending bed. */
   currentBeds: boolean
+  /** A20: NPU-2. */
+  status: (typeof STATUSES)[number]
 }
 
 type Skeleton = Omit<ModelMessage, 'at' | 'left'>
@@ -140,6 +152,75 @@ function aimed(m: WardModel, d: Draw, fresh: () => string): Skeleton | null {
       )
       return s ? { ...base(s, null), encounter: fresh().replace('-M', '-V'), previousEncounter: s.encounter } : null
     }
+    default:
+      return aimedAtBeds(m, d, { slots, active, idle })
+  }
+}
+
+type Slot = { encounter: string; patient: string }
+
+/** The bed events, aimed: a cancel at a visit with something to cancel, an A20 at a bed of the ward. */
+function aimedAtBeds(m: WardModel, d: Draw, v: { slots: Slot[]; active: Slot[]; idle: Slot[] }): Skeleton | null {
+  const base = (s: Slot | undefined, bed: number | null): Skeleton | null =>
+    s ? { event: d.event, encounter: s.encounter, patient: s.patient, bed, provider: null } : null
+  const stay = (s: Slot) => m.activeOf(s.encounter)
+  const expecting = (kind: string) =>
+    v.slots.filter((s) => m.expectationsOf(s.encounter).some(([, e]) => e.kind === kind))
+  switch (d.event) {
+    case 'A14':
+      return base(nth(v.idle, d.pick), nth(BEDS, d.pick2) as number)
+    case 'A27':
+      return base(nth(expecting('admission'), d.pick), null)
+    case 'A26':
+      return base(nth(expecting('transfer'), d.pick), null)
+    case 'A15': {
+      const s = nth(v.active, d.pick)
+      const current = s && (stay(s)?.bed as number)
+      const bed = nth(
+        BEDS.filter((b) => b !== current),
+        d.pick2,
+      )
+      if (!s || bed === undefined) return null
+      // PV2-1 names the pending bed beside the current one in PV1-3, or PV1-3 alone names it.
+      return d.currentBeds ? { ...(base(s, current as number) as Skeleton), pending: bed } : base(s, bed)
+    }
+    case 'A16':
+    case 'A21':
+    case 'A53':
+      return base(nth(d.event === 'A16' ? v.active : v.active.filter((s) => stay(s)?.onLeave === null), d.pick), null)
+    case 'A25':
+      return base(
+        nth(
+          v.active.filter((s) => stay(s)?.dischargeExpected !== null),
+          d.pick,
+        ),
+        null,
+      )
+    case 'A22':
+    case 'A52':
+      return base(
+        nth(
+          v.active.filter((s) => stay(s)?.onLeave !== null),
+          d.pick,
+        ),
+        null,
+      )
+    case 'A20': {
+      // An O or a U mostly at a bed it clears (a state set, and for a U no patient in it); a state
+      // mostly at an empty bed (cleaning after a discharge), which a U may clear later.
+      const known = BEDS.filter((b) => m.knownBed(b))
+      const clears = known.filter(
+        (b) => m.housekeeping.has(b) && (d.status === 'O' || (d.status === 'U' && !m.holder(b))),
+      )
+      const empty = known.filter((b) => !m.holder(b))
+      const preferred = TABLE_0116[d.status] === null ? clears : empty
+      const bed = nth(preferred.length > 0 && d.pick % 4 !== 0 ? preferred : known, d.pick2)
+      return bed === undefined
+        ? null
+        : { event: 'A20', encounter: '', patient: '', bed, provider: null, status: d.status }
+    }
+    default:
+      return null
   }
 }
 
@@ -164,6 +245,15 @@ function blind(m: WardModel, d: Draw, fresh: () => string): Skeleton {
       return d.pick2 % 2 === 0 || m.visits[(i + 1) % 3] === s.encounter
         ? { ...s, encounter: fresh().replace('-M', '-V'), bed: null, provider, previousEncounter: `${s.encounter}x` }
         : { ...s, encounter: m.visits[(i + 1) % 3] as string, bed: null, provider, previousEncounter: s.encounter }
+    case 'A20':
+      return {
+        ...s,
+        encounter: '',
+        patient: '',
+        bed: d.pick2 % 5 === 4 ? UNKNOWN_BED : d.bed,
+        provider: null,
+        status: d.status,
+      }
     default:
       return { ...s, bed: d.bed, provider }
   }
@@ -176,12 +266,31 @@ interface Real {
   sent: number
   fresh: number
   tally: Map<string, number>
+  /** Control id -> the park code the model gives a bed event it parks (the others' it leaves unsaid). */
+  codes: Map<string, string>
+  /** Throws unless GET /beds shows the model's beds (`after`: what was just sent). */
+  beds: (m: WardModel, after: string) => Promise<void>
 }
 
-const stamp = (at: number) => new Date(at).toISOString().replace(/[-:T]/g, '').slice(0, 12)
+const stamp = (at: number) => new Date(at).toISOString().replace(/[-:T]/g, '').slice(0, 14)
 const count = (tally: Map<string, number>, key: string) => tally.set(key, (tally.get(key) ?? 0) + 1)
 
+/** An A20: MSH, EVN and NPU (bed location, bed status); no patient, no visit. */
+function a20(r: Real, m: ModelMessage): string {
+  return [
+    `MSH|^~\\&|HIS|GENERAL|WARD|FS|${stamp(m.at)}||ADT^A20^ADT_A20|${r.facility}-${r.sent}|P|2.5.1`,
+    `EVN|A20|${stamp(m.at)}`,
+    `NPU|W1^^B${m.bed}^${r.facility}|${m.status}`,
+  ].join('\r')
+}
+
 function hl7(r: Real, m: ModelMessage): string {
+  if (m.event === 'A20') return a20(r, m)
+  const text = adtText(r, m)
+  return m.pending === undefined ? text : `${text}\rPV2|W1^^B${m.pending}^${r.facility}`
+}
+
+function adtText(r: Real, m: ModelMessage): string {
   const merge = m.event === 'A40' || m.event === 'A47'
   return adt({
     event: m.event,
@@ -212,6 +321,8 @@ class Send implements fc.AsyncCommand<WardModel, Real> {
     r.sent++
     const at = r.clock - this.d.late * MINUTE
     const message: ModelMessage = { ...skeleton, at, left: this.d.left > 0 ? at - this.d.left * MINUTE : null }
+    const clears = message.event === 'A20' && TABLE_0116[message.status as string] === null
+    const cleared = clears && m.housekeeping.has(message.bed as number)
     const expected = m.apply(message)
     const ack = ackOf(await r.sender.send(hl7(r, message)))
     if (ack.code !== 'AA') throw new Error(`${message.event}: ${ack.code} ${ack.text}`)
@@ -219,6 +330,14 @@ class Send implements fc.AsyncCommand<WardModel, Real> {
     if (status !== expected.status)
       throw new Error(`${JSON.stringify(message)}: the model says ${expected.status}, the ward ${ack.text}`)
     count(r.tally, `${message.event} ${status}`)
+    // Every change, not only the run's last state: a mark or an expectation left behind may end
+    // with its stay before the run does.
+    if (status === 'applied') await r.beds(m, JSON.stringify(message))
+    if (cleared && status === 'applied') count(r.tally, `A20 ${message.status} cleared a state`)
+    if (expected.code !== null) {
+      r.codes.set(`${r.facility}-${r.sent}`, expected.code)
+      count(r.tally, `${message.event} parked ${expected.code}`)
+    }
     if (expected.deepCancel) count(r.tally, `${message.event} after more than one earlier stay`)
   }
   toString(): string {
@@ -233,8 +352,8 @@ const WEIGHTS: Record<ModelEvent, number> = {
   A03: 2,
   A08: 2,
   A11: 2,
-  A12: 3,
-  A13: 3,
+  A12: 4,
+  A13: 5,
   A06: 2,
   A07: 2,
   A17: 3,
@@ -243,6 +362,17 @@ const WEIGHTS: Record<ModelEvent, number> = {
   A50: 2,
   A54: 2,
   A55: 3,
+  A14: 2,
+  A27: 2,
+  A15: 4,
+  A26: 3,
+  A16: 3,
+  A25: 5,
+  A21: 4,
+  A22: 4,
+  A52: 4,
+  A53: 1,
+  A20: 6,
 }
 const draw: fc.Arbitrary<Draw> = fc.record({
   event: fc.oneof(...MODEL_EVENTS.map((e) => ({ weight: WEIGHTS[e], arbitrary: fc.constant(e) }))),
@@ -254,11 +384,60 @@ const draw: fc.Arbitrary<Draw> = fc.record({
   provider: fc.option(fc.integer({ min: 1, max: 4 }), { freq: 2 }),
   left: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 30 }) }),
   currentBeds: fc.boolean(),
+  // A U clears only an empty bed's state: drawn more often, so that it meets one.
+  status: fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...STATUSES) },
+    { weight: 1, arbitrary: fc.constant('U' as const) },
+  ),
 })
-const commands = fc.commands([draw.map((d) => new Send(d))], { maxCommands: 60, size: 'max' })
+const commands = fc.commands([draw.map((d) => new Send(d))], { maxCommands: 120, size: 'max' })
+
+const bedKey = (bed: string, v: BedView) => JSON.stringify({ bed, ...v })
+
+/** Every bed GET /beds lists for the facility, its state fields read as the model keeps them. */
+async function bedsOf(app: TestApp, token: string, facility: string): Promise<string[]> {
+  const res = await app.inject({ url: `/beds?facility=${facility}`, headers: bearer(token) })
+  if (res.statusCode !== 200) throw new Error(`GET /beds: ${res.statusCode} ${res.body}`)
+  type Mark = { wardOccupantId: string; since: number }
+  const beds: {
+    bed: string
+    active: { id: string; encounter: string }[]
+    state: string
+    housekeeping?: { state: string; since: number; setBy: string }
+    expected?: BedView['expected']
+    onLeave?: Mark[]
+    dischargeExpected?: Mark[]
+  }[] = res.json().beds
+  return beds.map((b) => {
+    const encounterOf = (id: string) => b.active.find((o) => o.id === id)?.encounter ?? `not active: ${id}`
+    const marks = (list: Mark[] | undefined) =>
+      (list ?? []).map((m) => ({ encounter: encounterOf(m.wardOccupantId), since: m.since }))
+    if (b.housekeeping && b.housekeeping.setBy !== 'hl7:HIS')
+      throw new Error(`${b.bed}: set by ${b.housekeeping.setBy}`)
+    return bedKey(b.bed, {
+      state: b.state,
+      housekeeping: b.housekeeping ? { state: b.housekeeping.state, since: b.housekeeping.since } : null,
+      expected: b.expected ?? null,
+      onLeave: marks(b.onLeave),
+      dischargeExpected: marks(b.dischargeExpected),
+    })
+  })
+}
+
+/** The park code of each of the run's parked messages (all of them are among the newest 200). */
+async function parkCodes(app: TestApp, token: string, facility: string): Promise<Map<string, string>> {
+  const res = await app.inject({ url: '/hl7/messages?status=parked&$limit=200', headers: bearer(token) })
+  const list: { controlId?: string; facility?: string; parkCode?: string }[] = res.json().hl7Messages
+  return new Map(list.filter((m) => m.facility === facility).map((m) => [m.controlId ?? '', m.parkCode ?? '']))
+}
 
 test('the ward after any drawn ADT sequence is what the model says, and every path was reached', async (t) => {
-  const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0, HL7_TIMEZONE: 'UTC', HL7_A08_TRANSFERS: true })
+  const { app, tokens } = await buildTestApp(t, {
+    HL7_PORT: 0,
+    HL7_TIMEZONE: 'UTC',
+    HL7_A08_TRANSFERS: true,
+    BED_EXPECTED_HOURS: EXPECTED_HOURS,
+  })
   const sender = await openSender(app.hl7.port as number)
   t.teardown(() => sender.close())
   const tally = new Map<string, number>()
@@ -269,8 +448,18 @@ test('the ward after any drawn ADT sequence is what the model says, and every pa
       run++
       // Each run a facility and visits of its own, in the one app.
       const facility = `R${run}`
-      const model = new WardModel(facility)
-      const real: Real = { sender, facility, clock: Date.UTC(2026, 0, 1), sent: 0, fresh: 0, tally: new Map() }
+      const now = Math.floor(Date.now() / 1000) * 1000
+      const model = new WardModel(facility, EXPECTED_HOURS, now)
+      const clock = now - 90 * MINUTE - 30_000
+      const beds = async (m: WardModel, after: string) => {
+        const shown = await bedsOf(app, tokens.admin, facility)
+        const modelBeds = m.shownBeds().map((b) => bedKey(`B${b}`, m.view(b)))
+        if (JSON.stringify(shown) !== JSON.stringify(modelBeds))
+          throw new Error(
+            `run ${run}, after ${after}: the beds\nward:  ${shown.join('\n       ')}\nmodel: ${modelBeds.join('\n       ')}`,
+          )
+      }
+      const real: Real = { sender, facility, clock, sent: 0, fresh: 0, tally: new Map(), codes: new Map(), beds }
       await fc.asyncModelRun(() => ({ model, real }), cmds)
       sent += real.sent
       for (const [key, n] of real.tally) tally.set(key, (tally.get(key) ?? 0) + n)
@@ -296,6 +485,11 @@ test('the ward after any drawn ADT sequence is what the model says, and every pa
         throw new Error(
           `run ${run}: the stays\nward:  ${actual.join('\n       ')}\nmodel: ${model.stays.map(key).sort().join('\n       ')}`,
         )
+      await beds(model, 'the run')
+      const codes = await parkCodes(app, tokens.admin, facility)
+      for (const [control, code] of real.codes)
+        if (codes.get(control) !== code)
+          throw new Error(`run ${run}: ${control} parked ${codes.get(control)}, the model says ${code}`)
     }),
     { numRuns: RUNS, ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}) },
   )
@@ -303,6 +497,8 @@ test('the ward after any drawn ADT sequence is what the model says, and every pa
   t.comment(`${sent} messages in ${run} runs (${(sent / run).toFixed(1)} a run): ${JSON.stringify(reached)}`)
   for (const event of MODEL_EVENTS)
     t.ok((tally.get(`${event} applied`) ?? 0) >= FLOOR, `${event} applied at least ${FLOOR} times`)
+  const cleared = (tally.get('A20 O cleared a state') ?? 0) + (tally.get('A20 U cleared a state') ?? 0)
+  t.ok(cleared >= FLOOR, `an A20 O or U cleared a state at least ${FLOOR} times`)
   for (const cancel of ['A12', 'A13'])
     t.ok(
       (tally.get(`${cancel} after more than one earlier stay`) ?? 0) >= FLOOR,
