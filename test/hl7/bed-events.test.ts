@@ -294,3 +294,16 @@ test("A50: the visit's pending transfer follows its new number; A26 and the tran
   const audit = await app.inject({ url: '/audit?resource=bed-states&recordId=B2', headers: bearer(tokens.admin) })
   t.ok(audit.json().entries.length >= 3, 'set, renumbered and cancelled: each audited')
 })
+
+test("A50 moves only its own facility's expectation of the visit: another ward's stays that ward's", async (t) => {
+  const { app, tokens, send } = await ward(t, { BED_EXPECTED_HOURS: 0 })
+  t.equal((await send({ event: 'A14', encounter: 'E1', bed: 'B2', facility: 'OTHER', at: '202601050900' })).code, 'AA')
+  t.equal((await send({ event: 'A01', encounter: 'E1', bed: 'B1', at: '202601051000' })).text, 'applied')
+  const other = async () =>
+    (await app.inject({ url: '/beds?facility=OTHER', headers: bearer(tokens.admin) }))
+      .json()
+      .beds.find((b: { bed: string }) => b.bed === 'B2')
+  t.match(await other(), { expected: { encounter: 'E1' } }, 'OTHER still expects E1 after its admission in FAC1')
+  t.equal((await send({ event: 'A50', encounter: 'V1', mrg: { visit: 'E1' }, at: '202601051100' })).text, 'applied')
+  t.match(await other(), { expected: { encounter: 'E1' } }, "OTHER's expectation keeps the number it was sent with")
+})
