@@ -80,9 +80,9 @@ function addList(beds: Command, program: Command, io: CliIo): void {
 }
 
 /** The operating-system user running the CLI: its name, or its uid when it has none (a container's). */
-function operatingUser(): string {
+export function operatingUser(who: () => { username: string } = userInfo): string {
   try {
-    return userInfo().username
+    return who().username
   } catch {
     return `uid-${process.getuid?.() ?? 'unknown'}`
   }
