@@ -1,8 +1,7 @@
-import { test } from 'tap'
-import { bearer, buildTestApp, type TestApp } from '../helper.js'
-import { ackOf, openSender } from './client.js'
-import { type AdtFields, adt } from './messages.js'
-import { occupants } from './ward.js'
+import { type Test, test } from 'tap'
+import type { Config } from '../../config.js'
+import { bearer, type TestApp } from '../helper.js'
+import { feedWard, occupants } from './ward.js'
 
 const F = 'FAC1'
 
@@ -15,20 +14,7 @@ function a20(control: string, bed: string, status: string, at = '20260105103000'
   ].join('\r')
 }
 
-async function ward(t: Parameters<typeof buildTestApp>[0], overrides = {}) {
-  const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0, HL7_TIMEZONE: 'UTC', ...overrides })
-  const sender = await openSender(app.hl7.port as number)
-  t.teardown(() => sender.close())
-  let n = 0
-  async function send(fields: Omit<AdtFields, 'control'> & { pv2?: string }) {
-    n++
-    const { pv2, ...rest } = fields
-    const text = adt({ control: `MSG${n}`, facility: F, ...rest })
-    return ackOf(await sender.send(pv2 === undefined ? text : `${text}\rPV2|${pv2}`))
-  }
-  const raw = async (text: string) => ackOf(await sender.send(text))
-  return { app, tokens, send, raw }
-}
+const ward = (t: Test, overrides: Partial<Config> = {}) => feedWard(t, F, overrides)
 
 async function bedOf(app: TestApp, token: string, bed: string) {
   const res = await app.inject({ url: `/beds?facility=${F}`, headers: bearer(token) })

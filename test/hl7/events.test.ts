@@ -1,22 +1,12 @@
-import { test } from 'tap'
+import { type Test, test } from 'tap'
 import { bearer, buildTestApp } from '../helper.js'
 import { ackOf, openSender } from './client.js'
 import { adt } from './messages.js'
-import { activeBeds, occupants } from './ward.js'
+import { activeBeds, feedWard, occupants } from './ward.js'
 
 const F = 'FAC1'
 
-async function ward(t: Parameters<typeof buildTestApp>[0]) {
-  const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0, HL7_TIMEZONE: 'UTC' })
-  const sender = await openSender(app.hl7.port as number)
-  t.teardown(() => sender.close())
-  let n = 0
-  async function send(fields: Omit<Parameters<typeof adt>[0], 'control'>) {
-    n++
-    return ackOf(await sender.send(adt({ control: `MSG${n}`, facility: F, ...fields })))
-  }
-  return { app, tokens, sender, send }
-}
+const ward = (t: Test) => feedWard(t, F)
 
 test('A01 admits: the bed is occupied, as the API would have made it, with audit, feed and notification', async (t) => {
   const { app, tokens, send } = await ward(t)

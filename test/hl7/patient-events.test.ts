@@ -1,8 +1,6 @@
-import { test } from 'tap'
-import { bearer, buildTestApp } from '../helper.js'
-import { ackOf, openSender } from './client.js'
-import { adt } from './messages.js'
-import { activeBeds, occupants } from './ward.js'
+import { type Test, test } from 'tap'
+import { bearer } from '../helper.js'
+import { activeBeds, feedWard, occupants } from './ward.js'
 
 /**
  * The ADT events that change who lies where, which patient or which visit (A06, A07, A17, A40,
@@ -13,19 +11,8 @@ const F = 'FAC1'
 const at = (hhmm: string) => `20260105${hhmm}`
 const time = (hhmm: string) => Date.UTC(2026, 0, 5, Number(hhmm.slice(0, 2)), Number(hhmm.slice(2)))
 
-async function ward(t: Parameters<typeof buildTestApp>[0], defaultFacility?: string) {
-  const { app, tokens } = await buildTestApp(t, {
-    HL7_PORT: 0,
-    HL7_TIMEZONE: 'UTC',
-    ...(defaultFacility ? { HL7_DEFAULT_FACILITY: defaultFacility } : {}),
-  })
-  const sender = await openSender(app.hl7.port as number)
-  t.teardown(() => sender.close())
-  let n = 0
-  async function send(fields: Omit<Parameters<typeof adt>[0], 'control'>) {
-    n++
-    return ackOf(await sender.send(adt({ control: `MSG${n}`, facility: F, ...fields })))
-  }
+async function ward(t: Test, defaultFacility?: string) {
+  const { app, tokens, send } = await feedWard(t, F, defaultFacility ? { HL7_DEFAULT_FACILITY: defaultFacility } : {})
   const log = async () =>
     (await app.inject({ method: 'GET', url: '/hl7/messages?$limit=100', headers: bearer(tokens.admin) })).json()
       .hl7Messages as { id: string; event: string; status: string; parkCode?: string; encounter?: string }[]
