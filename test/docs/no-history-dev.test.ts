@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
+import { ConfigSchema } from '../../config.js'
 import { PROJECT_ROOT } from '../../lib/product-files.js'
 
 /**
@@ -47,6 +48,19 @@ function offences(text: string, rules: readonly { name: string; pattern: RegExp 
 t.test('the developer and integrator manuals tell no history', async (t) => {
   for (const [file, rules] of Object.entries(MANUALS)) {
     t.same(offences(readFileSync(join(PROJECT_ROOT, file), 'utf8'), rules), [], file)
+  }
+})
+
+t.test('each setting these manuals link to is a setting the server reads', async (t) => {
+  const settings = new Set(Object.keys(ConfigSchema.properties).map((name) => name.toLowerCase()))
+  for (const file of Object.keys(MANUALS)) {
+    const text = readFileSync(join(PROJECT_ROOT, file), 'utf8')
+    const anchors = [...text.matchAll(/SETTINGS\.md#([\w-]+)/g)].map((match) => match[1] as string)
+    t.same(
+      anchors.filter((anchor) => !settings.has(anchor)),
+      [],
+      `${file}: reference/SETTINGS.md#<setting name in lower case>`,
+    )
   }
 })
 
