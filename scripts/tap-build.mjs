@@ -7,7 +7,7 @@
  * Why: `npm ci` installs tap built with its default plugins, @tapjs/typescript among them, which
  * package.json turns off (tsx loads the sources). tap notices and rebuilds on its first run, but only
  * after it has fixed the flags of that run's test processes: on a fresh clone every test process of
- * the first `npm test` also loaded ts-node, about 0.7 s of CPU each (docs/OPERATIONS.md, "CI").
+ * the first `npm test` also loaded ts-node, about 0.7 s of CPU each (docs/TESTING.md, "Where the time goes").
  */
 import { spawnSync } from 'node:child_process'
 import { TapConfig } from '@tapjs/config'

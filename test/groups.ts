@@ -7,7 +7,7 @@ import { PROJECT_ROOT } from '../lib/product-files.js'
  * Test files that `npm test` runs several to a process, each group by its runner
  * `test/groups/<name>.test.ts`. A process per file costs about 1.1 s of CPU for tap's loaders and
  * tsx, and about 1.4 s more to load the app's modules before the first test builds an app
- * (docs/OPERATIONS.md, "CI"): here that is paid once a group. The files stay as they are, and
+ * (docs/TESTING.md, "Where the time goes"): here that is paid once a group. The files stay as they are, and
  * `npx tap <file>` still runs any one alone; package.json's tap.exclude lists them so that tap does
  * not run them a second time (test/suites.test.ts checks both).
  *

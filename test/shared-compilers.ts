@@ -6,7 +6,7 @@ import type { FastifyServerOptions } from 'fastify'
  * production builds one app a process and compiles as Fastify does by default).
  *
  * Building an app compiles every route's schemas with ajv and fast-json-stringify, more than half
- * the CPU of a build once the modules are loaded (docs/OPERATIONS.md, "CI"), and the suite builds
+ * the CPU of a build once the modules are loaded (docs/TESTING.md, "Where the time goes"), and the suite builds
  * hundreds of apps from the same schemas. Here a compiled function is kept under a key made of
  * everything its compilation reads: the schema's content, the part it checks (body, querystring,
  * params; the response status and content type), the shared schemas added with `addSchema`, and
