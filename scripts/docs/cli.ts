@@ -31,9 +31,10 @@ commands' descriptions, not this file. test/docs/cli-reference.test.ts fails whe
 \`facility-service\` is the release executable, and \`npx facility-service\` in an npm install: \`serve\`
 runs the server, every other command works on the database file directly, also while the server
 runs (run it as the service's user: \`sudo -u facility-service facility-service ...\`). The database
-is \`--database\`, else \`DATABASE_PATH\`, else \`./data/facility.db\`; every command but \`token create\`
-and \`serve\` refuses a file that does not exist. Exit codes: 0 done, 1 failed (the reason on
-stderr), 75 the database stayed locked by another process past \`--busy-timeout\` (run it again).
+is \`--database\`, else \`DATABASE_PATH\`, else \`./data/facility.db\`, given before or after the command;
+a command that opens it refuses a file that does not exist (a mistyped path), but \`serve\` and
+\`token create\`, which may start a new database. Exit codes: 0 done, 1 failed (the reason on stderr),
+75 the database stayed locked by another process past \`--busy-timeout\` (run it again).
 `
 
 /** The whole of docs/reference/CLI.md. */
