@@ -58,7 +58,7 @@ export const AREAS: readonly Area[] = [
   },
   {
     title: 'Replication',
-    about: 'Continuous replication by Litestream to a standby or a bucket (docs/OPERATIONS.md, "Standby").',
+    about: 'Continuous replication by Litestream to a standby or a bucket (docs/OPERATIONS.md, "Standby and restore").',
     holds: (name) => prefixed('REPLICA_')(name) || name === 'LITESTREAM_PATH',
   },
   {
