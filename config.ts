@@ -11,14 +11,27 @@ import { readTrustProxy } from './lib/trust-proxy.js'
  * config type, so the two never drift apart.
  */
 export const ConfigSchema = Type.Object({
-  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
-  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
-  DATABASE_PATH: Type.String({ minLength: 1, default: './data/facility.db' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port of the API' }),
+  HOST: Type.String({
+    minLength: 1,
+    default: '127.0.0.1',
+    description: 'address the API listens on (0.0.0.0: every address of the machine)',
+  }),
+  DATABASE_PATH: Type.String({
+    minLength: 1,
+    default: './data/facility.db',
+    description:
+      'the SQLite database file, created with its folder (mode 0700) when missing; the first admin token and the copies kept before migrations go beside it',
+  }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
-    { default: 'info' },
+    { default: 'info', description: 'the least level written to the log (JSON lines on stdout); silent: none' },
   ),
-  BED_POLICY: Type.Union([Type.Literal('exclusive'), Type.Literal('shared')], { default: 'exclusive' }),
+  BED_POLICY: Type.Union([Type.Literal('exclusive'), Type.Literal('shared')], {
+    default: 'exclusive',
+    description:
+      'exclusive: one active occupant per bed and facility, enforced by the database; shared: beds may be shared (going back to exclusive fails at start while a bed has two)',
+  }),
   BED_EXPECTED_HOURS: Type.Integer({
     minimum: 0,
     maximum: 8760,
@@ -51,21 +64,37 @@ export const ConfigSchema = Type.Object({
     default: 24,
     description: 'how long the answer to a request with an Idempotency-Key is kept for retries',
   }),
-  BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1_048_576, description: 'bytes per request body' }),
-  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
+  BODY_LIMIT: Type.Integer({
+    minimum: 1024,
+    default: 1_048_576,
+    description: 'largest request body in bytes; a larger one is answered 413',
+  }),
+  REQUEST_TIMEOUT_MS: Type.Integer({
+    minimum: 0,
+    default: 30_000,
+    description: 'a request (headers and body) not received within this is cut off with a 408; 0 turns it off',
+  }),
   RATE_LIMIT_MAX: Type.Integer({
     minimum: 0,
     default: 6000,
     description: 'requests per token per window; 0 turns the limit off',
   }),
-  RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  RATE_LIMIT_WINDOW_MS: Type.Integer({
+    minimum: 1000,
+    default: 60_000,
+    description: 'the window of RATE_LIMIT_MAX; past the limit a token gets 429 until the window ends',
+  }),
   AUTH_FAILURE_LIMIT: Type.Integer({
     minimum: 1,
     default: 20,
     description:
       'failed authentications per address (or per known token id) per window; past it failing requests get 429',
   }),
-  AUTH_FAILURE_WINDOW_MS: Type.Integer({ minimum: 1000, default: 900_000 }),
+  AUTH_FAILURE_WINDOW_MS: Type.Integer({
+    minimum: 1000,
+    default: 900_000,
+    description: 'the window of AUTH_FAILURE_LIMIT; a valid token always passes',
+  }),
   // Fastify's trustProxy: false, or the proxies' addresses (readTrustProxy below).
   TRUST_PROXY: Type.Union([Type.Literal(false), Type.String({ minLength: 1 })], {
     default: false,
@@ -148,8 +177,16 @@ export const ConfigSchema = Type.Object({
     default: 250,
     description: 'how often the feed looks for changes committed by other processes (the CLI)',
   }),
-  FEED_MAX_STREAMS: Type.Integer({ minimum: 1, default: 2000, description: 'open streams in all' }),
-  FEED_MAX_STREAMS_PER_TOKEN: Type.Integer({ minimum: 1, default: 10, description: 'open streams per token' }),
+  FEED_MAX_STREAMS: Type.Integer({
+    minimum: 1,
+    default: 2000,
+    description: 'live-feed streams open in all; one more is answered 429',
+  }),
+  FEED_MAX_STREAMS_PER_TOKEN: Type.Integer({
+    minimum: 1,
+    default: 10,
+    description: 'live-feed streams open per token; one more is answered 429',
+  }),
   FEED_BUFFER_BYTES: Type.Integer({
     minimum: 16_384,
     maximum: 268_435_456,
@@ -175,9 +212,15 @@ export const ConfigSchema = Type.Object({
   BACKUP_DIR: Type.String({
     default: '',
     description:
-      'where scheduled backups go (an existing directory, best on another disk); empty: no scheduled backups',
+      "where scheduled backups go: an existing directory of the service's user, not a link, writable by nobody else, best on another disk; empty: no scheduled backups",
   }),
-  BACKUP_INTERVAL_MINUTES: Type.Integer({ minimum: 1, maximum: 10_080, default: 60 }),
+  BACKUP_INTERVAL_MINUTES: Type.Integer({
+    minimum: 1,
+    maximum: 10_080,
+    default: 60,
+    description:
+      'how often scheduled backups are taken (only with BACKUP_DIR); one is taken at start when the newest is older',
+  }),
   BACKUP_INTERVAL_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 604_800,
@@ -189,7 +232,7 @@ export const ConfigSchema = Type.Object({
     minimum: 1,
     maximum: 10_000,
     default: 48,
-    description: 'how many scheduled backups are kept',
+    description: 'how many scheduled backups are kept; older ones (by the time in their names) are removed',
   }),
   REPLICA_URL: Type.String({
     default: '',
@@ -199,11 +242,12 @@ export const ConfigSchema = Type.Object({
   REPLICA_CONFIG: Type.String({
     default: '',
     description:
-      'a file of Litestream replica settings the URL cannot carry, one `key: value` a line (key-path, endpoint, force-path-style, sync-interval ...)',
+      'a file of Litestream replica settings the URL cannot carry, one `key: value` a line (key-path, endpoint, force-path-style, sync-interval ...); S3 keys come from LITESTREAM_ACCESS_KEY_ID and LITESTREAM_SECRET_ACCESS_KEY',
   }),
   LITESTREAM_PATH: Type.String({
     default: '',
-    description: 'the litestream binary; empty: the one of the optional dependency @flydotio/litestream-linux-x64',
+    description:
+      'the litestream binary (0.3); empty: the one of the optional dependency @flydotio/litestream-linux-x64 (Linux x64; the release executable carries none)',
   }),
   ...HL7_SETTINGS,
   // The operators' metrics (docs/METRICS.md): lib/metrics-settings.ts.
