@@ -16,7 +16,7 @@ export interface BuildOptions {
   /** The SQLite file to work on (created when missing), or ':memory:' for a throw-away database. */
   database: string
   /**
-   * Settings, by the names and rules of the environment variables (README): `{ BED_POLICY:
+   * Settings, by the names and rules of the environment variables (docs/reference/SETTINGS.md): `{ BED_POLICY:
    * 'shared' }`. Checked like the server checks its environment; a bad value throws ConfigError.
    * The environment itself is not read.
    */

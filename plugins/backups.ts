@@ -31,7 +31,7 @@ export interface Backups {
 }
 
 /**
- * Scheduled backups (docs/OPERATIONS.md, "Backups"): every BACKUP_INTERVAL_MINUTES a checked copy
+ * Scheduled backups (docs/OPERATIONS.md, "Back up"): every BACKUP_INTERVAL_MINUTES a checked copy
  * in BACKUP_DIR, the newest BACKUP_KEEP kept. A failure (a full disk, a missing directory, a copy
  * that fails its check) is logged at error once per episode and shown on /health, which still
  * answers 200: the ward works, the monitor sees that its backups do not. A BACKUP_DIR that others

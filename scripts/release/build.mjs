@@ -23,7 +23,16 @@ const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(HERE, '../..')
 const RELEASE = join(ROOT, 'release')
 const BUILD = join(RELEASE, '.build')
-const DOCS = ['README.md', 'docs/OPERATIONS.md', 'docs/SECURITY.md', 'docs/METRICS.md', 'CHANGELOG.md']
+// The references are flat beside the manual: an operator offline still has every setting and command.
+const DOCS = [
+  'README.md',
+  'docs/OPERATIONS.md',
+  'docs/SECURITY.md',
+  'docs/METRICS.md',
+  'docs/reference/SETTINGS.md',
+  'docs/reference/CLI.md',
+  'CHANGELOG.md',
+]
 // The alert rules and the dashboard for the hospital's monitoring (docs/METRICS.md), in prometheus/.
 const MONITORING = [
   'examples/prometheus/facility-service.rules.yml',

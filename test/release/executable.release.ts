@@ -41,10 +41,12 @@ t.test('the release: the executable, its archive, and their checksums', async (t
   const inside = [
     '',
     'CHANGELOG.md',
+    'CLI.md',
     'METRICS.md',
     'OPERATIONS.md',
     'README.md',
     'SECURITY.md',
+    'SETTINGS.md',
     'THIRD-PARTY-NOTICES.txt',
     'prometheus/',
     'prometheus/facility-service.dashboard.json',
