@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { adtSection } from './adt.js'
+import { btreeSection } from './btrees.js'
 import { fanoutSection } from './feed/report.js'
 import { metricsCostSection } from './metrics-cost.js'
 import { PEER_HEADER, peerCells, peerSection, peerTargetRows } from './peer/report.js'
@@ -195,6 +196,7 @@ function resultsSection(report) {
   if (report.peer) lines.push('', peerSection(report.peer))
   if (report.scale) lines.push('', scaleSection(report.scale))
   if (report.fanout) lines.push('', fanoutSection(report.fanout))
+  if (report.btrees) lines.push('', btreeSection(report.btrees))
   if (report.adt) lines.push('', adtSection(report.adt))
   if (report.metricsCost) lines.push('', metricsCostSection(report.metricsCost))
   return lines.join('\n')

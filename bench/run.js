@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runAdt } from './adt.js'
+import { countBtrees } from './btrees.js'
 import { runFanout } from './feed/fanout.js'
 import { load, probe } from './load.js'
 import { runMetricsCost } from './metrics-cost.js'
@@ -173,10 +174,19 @@ async function main() {
     })
   }
 
+  log('b-trees written per create, discharge and admission')
+  const btrees = await countBtrees()
   let adt = null
   if (!options.only || options.only.has('adt')) {
     log('ADT feed over MLLP (docs/ADT.md)')
-    adt = await runAdt({ workdir, log, seconds: options.duration, warmup: options.warmup, logLevel: options.logLevel })
+    adt = await runAdt({
+      workdir,
+      log,
+      seconds: options.duration,
+      warmup: options.warmup,
+      logLevel: options.logLevel,
+      btrees: btrees.admission.length,
+    })
   }
 
   let metricsCost = null
@@ -199,6 +209,7 @@ async function main() {
     scale,
     fanout,
     adt,
+    btrees,
     metricsCost,
     notes: [`form templates: ${templateNote}`, ...seededNotes(seeded), providerNote(results)].filter(Boolean),
   }
