@@ -140,11 +140,20 @@ export function adtSection(results) {
 }
 
 /** Runs the three ADT scenarios on a service of its own; returns their results for the report. */
-export async function runAdt({ workdir, log, seconds = 10, warmup = 3, logLevel = 'warn', btrees = 31 }) {
+export async function runAdt({
+  workdir,
+  log,
+  seconds = 10,
+  warmup = 3,
+  logLevel = 'warn',
+  btrees = 31,
+  nodeArgs = [],
+}) {
   const hl7Port = await freePort()
   const service = await startService({
     database: join(workdir, 'adt.db'),
     logLevel,
+    nodeArgs,
     env: { HL7_PORT: String(hl7Port) },
   })
   const results = []
@@ -169,7 +178,7 @@ export async function runAdt({ workdir, log, seconds = 10, warmup = 3, logLevel 
   } finally {
     await service.stop()
   }
-  log('floor: 31 b-trees a message, the WAL synced, no HL7 (bench/adt-floor.js)')
+  log(`floor: ${btrees} b-trees a message, the WAL synced, no HL7 (bench/adt-floor.js)`)
   const load = loadavg()[0]
   // The floor writes as many b-trees as an admission does (bench/btrees.js): one table, the rest indexes.
   const floor = await runFloor({ seconds: Math.min(seconds, 5), indexes: btrees - 1 })

@@ -23,6 +23,11 @@ const loadOptions = { connections: options.connections, duration: options.durati
 const log = (line) => process.stderr.write(`${line}\n`)
 const workdir = mkdtempSync(join(tmpdir(), 'facility-bench-'))
 
+/** The service's Node flags: a CPU profile of its whole run into --profile's folder. */
+function profileArgs() {
+  return args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []
+}
+
 async function measureBare() {
   const bare = await startBare()
   try {
@@ -44,7 +49,7 @@ async function prepareService(occupants, name, patchPool = 0, notifications = op
     `  occupants seeded in ${seeded.occupantSeconds.toFixed(1)} s, notifications in ${seeded.notifications.seconds.toFixed(1)} s`,
   )
   if (seeded.notifications.skipped) log(`  notifications: ${seeded.notifications.skipped}`)
-  const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []
+  const nodeArgs = profileArgs()
   const service = await startService({ database, logLevel: options.logLevel, nodeArgs, env, echo: args.verbose })
   return { service, seeded, database }
 }
@@ -186,6 +191,7 @@ async function main() {
       warmup: options.warmup,
       logLevel: options.logLevel,
       btrees: btrees.admission.length,
+      nodeArgs: profileArgs(),
     })
   }
 
