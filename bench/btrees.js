@@ -3,7 +3,7 @@
 // (checkpoint TRUNCATE) before the operation, and after its answer every page of the WAL's valid
 // frames is mapped to the table or index that owns it (SQLite's dbstat). A page rewritten twice
 // counts once. Page 1 is left out: it is sqlite_schema's root, but also the file header, which a
-// commit rewrites whenever the file grows by a page.
+// commit rewrites whenever the file grows by a page; so are freelist pages (no b-tree owns them).
 // Alone: `npm run build && node bench/btrees.js`.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -32,10 +32,14 @@ function walPages(path) {
   return [...pages]
 }
 
+/** The b-trees that own `pages`; a page no b-tree owns is the freelist's (pages a dropped index left). */
 function btreesOf(db, pages) {
-  if (pages.length === 0) return []
   const owner = db.prepare('SELECT name FROM dbstat WHERE pageno = ?').pluck()
-  const names = new Set(pages.filter((page) => page !== 1).map((page) => owner.get(page) ?? `(free page ${page})`))
+  const names = new Set()
+  for (const page of pages) {
+    const name = page === 1 ? undefined : owner.get(page)
+    if (name !== undefined) names.add(name)
+  }
   return [...names].sort()
 }
 
