@@ -17,6 +17,10 @@ const PLACES = [
   ['Node (net, streams, http)', /^node:|^internal\//],
 ]
 
+// Loading modules at start, not serving: left out of the shares.
+const STARTUP =
+  /^(wrapSafe|compileSourceTextModule|compileForInternalLoader|internalModuleStat|realpathSync|defaultLoadSync|readFileUtf8|stat) /
+
 function placeOf(key) {
   for (const [name, pattern] of PLACES) if (pattern.test(key)) return name
   return 'native / other'
@@ -34,6 +38,7 @@ export function topCosts(profile, n = 15) {
       ? `${callFrame.url.replace(/^file:\/\/.*?\/(dist|node_modules)\//, '$1/')}:${callFrame.lineNumber + 1}`
       : ''
     const key = `${callFrame.functionName || '(anonymous)'} ${where}`.trim()
+    if (STARTUP.test(`${key} `)) continue
     self.set(key, (self.get(key) ?? 0) + count)
     total += count
   }

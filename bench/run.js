@@ -6,11 +6,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { runAdt } from './adt.js'
 import { countBtrees } from './btrees.js'
 import { runFanout } from './feed/fanout.js'
+import { seedLimit } from './limit/seed.js'
 import { load, probe } from './load.js'
 import { runMetricsCost } from './metrics-cost.js'
 import { args, options } from './options.js'
 import { seedPeer } from './peer/seed.js'
-import { startBare, startPeer, startService } from './processes.js'
+import { startBare, startLimit, startPeer, startService } from './processes.js'
 import { providerNote, providerTokens } from './provider-tokens.js'
 import { machine, printTable, writeReport } from './report.js'
 import { formTemplateBody, scenarios } from './scenarios.js'
@@ -19,6 +20,8 @@ import { FACILITIES, facilityName, seedDatabase } from './seed.js'
 // The scenarios the Feathers peer has (bench/peer/server.js serves ward occupants only).
 const PEER_KEYS = ['get', 'list', 'create', 'patch']
 const withPeer = !args['no-peer'] && PEER_KEYS.some((key) => !options.only || options.only.has(key))
+// The database limit runs the same four scenarios (bench/limit/server.js).
+const withLimit = PEER_KEYS.some((key) => !options.only || options.only.has(key))
 const loadOptions = { connections: options.connections, duration: options.duration, warmup: options.warmup }
 const log = (line) => process.stderr.write(`${line}\n`)
 const workdir = mkdtempSync(join(tmpdir(), 'facility-bench-'))
@@ -134,9 +137,14 @@ async function main() {
   const results = []
   let templateNote
   let peerSeed = null
+  let limitSeed = null
   try {
     // Copied before any scenario writes, so the peer starts from the very rows the service did.
     if (withPeer) peerSeed = seedPeerDatabase(database, seeded.tokens)
+    if (withLimit) {
+      limitSeed = { database: join(workdir, 'limit.db'), tokens: join(workdir, 'limit-tokens.json') }
+      seedLimit(limitSeed.database, limitSeed.tokens, database, seeded.tokens)
+    }
     templateNote = await seedTemplates(service, ctx)
     log(`form templates: ${templateNote}`)
     for (const scenario of scenarios(ctx)) {
@@ -161,6 +169,7 @@ async function main() {
 
   // After the service, alone on the machine like it was; the ratios to it are read from this run.
   const peer = peerSeed ? await measurePeer(peerSeed, seeded, ctx) : null
+  const limit = limitSeed ? await measureLimit(limitSeed, seeded, ctx) : null
 
   let scale = null
   if (options.compare) scale = await compareScale(options.compare, results, ctx)
@@ -212,6 +221,7 @@ async function main() {
     idleRss,
     peakRss,
     peer,
+    limit,
     scale,
     fanout,
     adt,
@@ -246,6 +256,24 @@ async function measurePeer({ database, seeded: peerSeeded }, seeded, ctx) {
     await peer.stop()
   }
   return { results, peakRss: peer.peakRss(), seeded: peerSeeded }
+}
+
+/** The database limit through the same four scenarios, on its own copy of the seeded rows. */
+async function measureLimit({ database, tokens }, seeded, ctx) {
+  const limit = await startLimit({ database, tokens, nodeArgs: profileArgs(), echo: args.verbose })
+  const limitCtx = { ...ctx, patchPool: [], templates: [] }
+  const results = []
+  try {
+    for (const scenario of scenarios(limitCtx)) {
+      if (!PEER_KEYS.includes(scenario.key) || (options.only && !options.only.has(scenario.key))) continue
+      log(`database limit: ${scenario.title}`)
+      if (scenario.key === 'patch') limitCtx.patchPool.push(...seeded.pool)
+      results.push({ scenario, result: await runScenario(limit, scenario) })
+    }
+  } finally {
+    await limit.stop()
+  }
+  return { results }
 }
 
 function seededNotes(seeded) {
