@@ -4,7 +4,6 @@
 import { readFileSync } from 'node:fs'
 
 const PLACES = [
-  ['SQLite (better-sqlite3 calls)', /better-sqlite3|^\(program\).*sqlite/],
   ['garbage collection', /^\(garbage collector\)/],
   ['idle', /^\(idle\)/],
   [
@@ -13,7 +12,8 @@ const PLACES = [
   ],
   ['pino (logging)', /node_modules\/pino/],
   ['other dependencies', /node_modules\//],
-  ['the service (dist/)', /\/dist\//],
+  ['the service (dist/, SQLite included: a statement counts in its caller)', /\bdist\//],
+  ['the kernel: socket writes and syncs', /^(writeUtf8String|writeBuffer|writev|fdatasync|writeLatin1String)$/],
   ['Node (net, streams, http)', /^node:|^internal\//],
 ]
 
