@@ -687,3 +687,18 @@ DROP TRIGGER ward_occupants_expected_arrived;
 CREATE TRIGGER ward_occupants_expected_arrived AFTER INSERT ON ward_occupants
 BEGIN DELETE FROM bed_expectations
   WHERE facility = coalesce(NEW.facility, '') AND encounter = NEW.encounter; END;
+
+-- migration 21: indexes no query uses, dropped
+-- Every index is written with every row of its table, so each must serve a query the service runs
+-- (test/db/indexes.test.ts lists them, with the query whose plan uses each). These served none:
+-- - audit_log_at: the audit log is never pruned, and no listed query filters it by time;
+-- - feed_events_at: the feed's retention finds its oldest events in seq order (db/repositories/feed.ts);
+-- - notifications_created, notifications_facility_created: a viewer's notifications are read through
+--   the audience and inbox indexes (migration 11), each branch in created_at order, a facility
+--   filter applied on the way. (notifications_type and notifications_code stay: they count a type's
+--   or a code's notifications for a caller without a facility.)
+-- A create, a discharge and an ADT admission each write 4 b-trees fewer.
+DROP INDEX audit_log_at;
+DROP INDEX feed_events_at;
+DROP INDEX notifications_created;
+DROP INDEX notifications_facility_created;

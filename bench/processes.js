@@ -150,3 +150,17 @@ export async function startPeer({ database, echo = false }) {
   await waitUntil(async () => (await fetch(`${url}/ward-occupants`)).status === 401, proc, 'the Feathers peer')
   return { ...proc, url }
 }
+
+/** The database limit of the CRUD scenarios (bench/limit/server.js) on its own copy of the seeded file. */
+export async function startLimit({ database, tokens, nodeArgs = [], echo = false }) {
+  const port = await freePort()
+  const proc = startChild(
+    'limit',
+    [...nodeArgs, 'bench/limit/server.js'],
+    { DATABASE_PATH: database, PORT: String(port), LIMIT_TOKENS: tokens },
+    { echo },
+  )
+  const url = `http://127.0.0.1:${port}`
+  await waitUntil(async () => (await fetch(`${url}/health`)).ok, proc, 'the database limit')
+  return { ...proc, url }
+}

@@ -3,7 +3,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { adtSection } from './adt.js'
+import { btreeSection } from './btrees.js'
 import { fanoutSection } from './feed/report.js'
+import { limitSection } from './limit/report.js'
 import { metricsCostSection } from './metrics-cost.js'
 import { PEER_HEADER, peerCells, peerSection, peerTargetRows } from './peer/report.js'
 import { ROOT } from './processes.js'
@@ -192,9 +194,11 @@ function resultsSection(report) {
       ' its render workers included.',
   ]
   for (const note of report.notes) lines.push(`- ${note}`)
+  if (report.limit) lines.push('', limitSection(report))
   if (report.peer) lines.push('', peerSection(report.peer))
   if (report.scale) lines.push('', scaleSection(report.scale))
   if (report.fanout) lines.push('', fanoutSection(report.fanout))
+  if (report.btrees) lines.push('', btreeSection(report.btrees))
   if (report.adt) lines.push('', adtSection(report.adt))
   if (report.metricsCost) lines.push('', metricsCostSection(report.metricsCost))
   return lines.join('\n')

@@ -4,12 +4,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runAdt } from './adt.js'
+import { countBtrees } from './btrees.js'
 import { runFanout } from './feed/fanout.js'
+import { seedLimit } from './limit/seed.js'
 import { load, probe } from './load.js'
 import { runMetricsCost } from './metrics-cost.js'
 import { args, options } from './options.js'
 import { seedPeer } from './peer/seed.js'
-import { startBare, startPeer, startService } from './processes.js'
+import { startBare, startLimit, startPeer, startService } from './processes.js'
 import { providerNote, providerTokens } from './provider-tokens.js'
 import { machine, printTable, writeReport } from './report.js'
 import { formTemplateBody, scenarios } from './scenarios.js'
@@ -18,9 +20,16 @@ import { FACILITIES, facilityName, seedDatabase } from './seed.js'
 // The scenarios the Feathers peer has (bench/peer/server.js serves ward occupants only).
 const PEER_KEYS = ['get', 'list', 'create', 'patch']
 const withPeer = !args['no-peer'] && PEER_KEYS.some((key) => !options.only || options.only.has(key))
+// The database limit runs the same four scenarios (bench/limit/server.js).
+const withLimit = PEER_KEYS.some((key) => !options.only || options.only.has(key))
 const loadOptions = { connections: options.connections, duration: options.duration, warmup: options.warmup }
 const log = (line) => process.stderr.write(`${line}\n`)
 const workdir = mkdtempSync(join(tmpdir(), 'facility-bench-'))
+
+/** The service's Node flags: a CPU profile of its whole run into --profile's folder. */
+function profileArgs() {
+  return args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []
+}
 
 async function measureBare() {
   const bare = await startBare()
@@ -43,7 +52,7 @@ async function prepareService(occupants, name, patchPool = 0, notifications = op
     `  occupants seeded in ${seeded.occupantSeconds.toFixed(1)} s, notifications in ${seeded.notifications.seconds.toFixed(1)} s`,
   )
   if (seeded.notifications.skipped) log(`  notifications: ${seeded.notifications.skipped}`)
-  const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []
+  const nodeArgs = profileArgs()
   const service = await startService({ database, logLevel: options.logLevel, nodeArgs, env, echo: args.verbose })
   return { service, seeded, database }
 }
@@ -128,9 +137,14 @@ async function main() {
   const results = []
   let templateNote
   let peerSeed = null
+  let limitSeed = null
   try {
     // Copied before any scenario writes, so the peer starts from the very rows the service did.
     if (withPeer) peerSeed = seedPeerDatabase(database, seeded.tokens)
+    if (withLimit) {
+      limitSeed = { database: join(workdir, 'limit.db'), tokens: join(workdir, 'limit-tokens.json') }
+      seedLimit(limitSeed.database, limitSeed.tokens, database, seeded.tokens)
+    }
     templateNote = await seedTemplates(service, ctx)
     log(`form templates: ${templateNote}`)
     for (const scenario of scenarios(ctx)) {
@@ -155,6 +169,7 @@ async function main() {
 
   // After the service, alone on the machine like it was; the ratios to it are read from this run.
   const peer = peerSeed ? await measurePeer(peerSeed, seeded, ctx) : null
+  const limit = limitSeed ? await measureLimit(limitSeed, seeded, ctx) : null
 
   let scale = null
   if (options.compare) scale = await compareScale(options.compare, results, ctx)
@@ -173,10 +188,20 @@ async function main() {
     })
   }
 
+  log('b-trees written per create, discharge and admission')
+  const btrees = await countBtrees()
   let adt = null
   if (!options.only || options.only.has('adt')) {
     log('ADT feed over MLLP (docs/ADT.md)')
-    adt = await runAdt({ workdir, log, seconds: options.duration, warmup: options.warmup, logLevel: options.logLevel })
+    adt = await runAdt({
+      workdir,
+      log,
+      seconds: options.duration,
+      warmup: options.warmup,
+      logLevel: options.logLevel,
+      btrees: btrees.admission.length,
+      nodeArgs: profileArgs(),
+    })
   }
 
   let metricsCost = null
@@ -196,9 +221,11 @@ async function main() {
     idleRss,
     peakRss,
     peer,
+    limit,
     scale,
     fanout,
     adt,
+    btrees,
     metricsCost,
     notes: [`form templates: ${templateNote}`, ...seededNotes(seeded), providerNote(results)].filter(Boolean),
   }
@@ -229,6 +256,24 @@ async function measurePeer({ database, seeded: peerSeeded }, seeded, ctx) {
     await peer.stop()
   }
   return { results, peakRss: peer.peakRss(), seeded: peerSeeded }
+}
+
+/** The database limit through the same four scenarios, on its own copy of the seeded rows. */
+async function measureLimit({ database, tokens }, seeded, ctx) {
+  const limit = await startLimit({ database, tokens, nodeArgs: profileArgs(), echo: args.verbose })
+  const limitCtx = { ...ctx, patchPool: [], templates: [] }
+  const results = []
+  try {
+    for (const scenario of scenarios(limitCtx)) {
+      if (!PEER_KEYS.includes(scenario.key) || (options.only && !options.only.has(scenario.key))) continue
+      log(`database limit: ${scenario.title}`)
+      if (scenario.key === 'patch') limitCtx.patchPool.push(...seeded.pool)
+      results.push({ scenario, result: await runScenario(limit, scenario) })
+    }
+  } finally {
+    await limit.stop()
+  }
+  return { results }
 }
 
 function seededNotes(seeded) {

@@ -1,6 +1,7 @@
 import * as crypto from 'node:crypto'
 import type { Database } from 'better-sqlite3'
 import { type Principal, tokenRefusal } from '../domain/principal.js'
+import { dataVersionOf } from './data-version.js'
 import type { TokenCheck, TokenRepository } from './repositories/tokens.js'
 
 const MAX_ENTRIES = 10_000
@@ -21,12 +22,12 @@ const sha256: (text: string) => string =
  * SHA-256 of the token, never the token itself; refused tokens are not remembered.
  */
 export function withTokenCache(db: Database, tokens: TokenRepository): TokenRepository {
-  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck()
+  const dataVersion = dataVersionOf(db)
   const accepted = new Map<string, { principal: Principal; expiresAt: number | null }>()
   let version: number | undefined
 
   function check(token: string, now = Date.now()): TokenCheck {
-    const current = dataVersion.get()
+    const current = dataVersion()
     if (current !== version) {
       accepted.clear()
       version = current

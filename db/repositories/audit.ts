@@ -75,14 +75,19 @@ export function createAuditLog(db: Database) {
     `INSERT INTO audit_log (at, account, token_id, facility, facility_after, resource, record_id, operation, before, after)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
-  const select = db.prepare<Record<string, unknown>, AuditRow>(
-    `SELECT * FROM audit_log
-     WHERE (:resource IS NULL OR resource = :resource)
+  const filters = `(:resource IS NULL OR resource = :resource)
        AND (:recordId IS NULL OR record_id = :recordId)
        AND (:facility IS NULL OR facility = :facility OR facility_after = :facility)
        AND (:account IS NULL OR account = :account)
        AND (:since IS NULL OR at >= :since)
-       AND seq > :afterSeq
+       AND seq > :afterSeq`
+  const select = db.prepare<Record<string, unknown>, AuditRow>(
+    `SELECT * FROM audit_log WHERE ${filters} ORDER BY seq LIMIT :limit OFFSET :skip`,
+  )
+  // A record's history: the same filters led by the two equalities its index (audit_log_record)
+  // answers, which the optional terms above would hide from the planner.
+  const selectRecord = db.prepare<Record<string, unknown>, AuditRow>(
+    `SELECT * FROM audit_log WHERE resource = :resource AND record_id = :recordId AND ${filters}
      ORDER BY seq LIMIT :limit OFFSET :skip`,
   )
   /** `texts`: the change's records as JSON, when the caller has already written them. */
@@ -103,7 +108,8 @@ export function createAuditLog(db: Database) {
   }
 
   function list(filter: AuditFilter): AuditEntry[] {
-    return select
+    const statement = filter.resource !== undefined && filter.recordId !== undefined ? selectRecord : select
+    return statement
       .all({
         resource: filter.resource ?? null,
         recordId: filter.recordId ?? null,

@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3'
+import { dataVersionOf } from '../data-version.js'
 
 export interface BlockedAccount {
   account: string
@@ -19,7 +20,7 @@ interface Row {
  * db/token-cache.ts): a block from the CLI counts on the running server's very next request.
  */
 export function createBlockedAccounts(db: Database) {
-  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck()
+  const dataVersion = dataVersionOf(db)
   const all = db.prepare<[], Row>('SELECT * FROM blocked_accounts ORDER BY blocked_at, account')
   const insert = db.prepare(
     'INSERT INTO blocked_accounts (account, blocked_at, reason) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
@@ -29,7 +30,7 @@ export function createBlockedAccounts(db: Database) {
   let version: number | undefined
 
   function isBlocked(account: string): boolean {
-    const current = dataVersion.get()
+    const current = dataVersion()
     if (current !== version) {
       blocked = new Set(all.all().map((row) => row.account))
       version = current

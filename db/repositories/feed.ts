@@ -129,9 +129,13 @@ export function createFeedLog(db: Database) {
   const maxSeq = db.prepare<[], number | null>('SELECT max(seq) FROM feed_events').pluck()
   const prunedStmt = db.prepare<[], number>('SELECT pruned_through FROM feed_state WHERE id = 1').pluck()
   const prunedThrough = (): number => prunedStmt.get() ?? 0
-  const lastBefore = db.prepare<[number], number | null>('SELECT max(seq) FROM feed_events WHERE at < ?').pluck()
-  const chunkEnd = db
-    .prepare<[], number | null>(`SELECT seq FROM feed_events ORDER BY seq LIMIT 1 OFFSET ${PRUNE_CHUNK - 1}`)
+  // The last event older than the cutoff among the oldest PRUNE_CHUNK: read in seq order from the
+  // start of the log, so no index on `at` is written with every event (the times grow with seq; a
+  // clock set back only keeps some events longer).
+  const lastBefore = db
+    .prepare<[number], number | null>(
+      `SELECT max(seq) FROM (SELECT seq, at FROM feed_events ORDER BY seq LIMIT ${PRUNE_CHUNK}) WHERE at < ?`,
+    )
     .pluck()
   const remove = db.prepare('DELETE FROM feed_events WHERE seq <= ?')
   const markPruned = db.prepare('UPDATE feed_state SET pruned_through = max(pruned_through, ?) WHERE id = 1')
@@ -164,12 +168,11 @@ export function createFeedLog(db: Database) {
    * pruned_through is complete.
    */
   const prune = db.transaction((before: number): number => {
-    const last = lastBefore.get(before)
-    if (last === null || last === undefined) return 0
     // At most PRUNE_CHUNK events per call (retention calls again while some were deleted): this
     // runs inside the write queue's transaction, whose statement journal is in memory
     // (db/statement-journals.ts), so a backlog of days is not held there all at once.
-    const upTo = Math.min(last, chunkEnd.get() ?? last)
+    const upTo = lastBefore.get(before)
+    if (upTo === null || upTo === undefined) return 0
     const { changes } = remove.run(upTo)
     markPruned.run(upTo)
     return changes

@@ -77,15 +77,21 @@ export function createReadLog(db: Database) {
     `INSERT INTO read_log (at, account, token_id, facility, resource, operation, route, status, record_id, filters, total)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
-  const select = db.prepare<Record<string, unknown>, ReadRow>(
-    `SELECT * FROM read_log
-     WHERE (:resource IS NULL OR resource = :resource)
+  const filters = `(:resource IS NULL OR resource = :resource)
        AND (:recordId IS NULL OR record_id = :recordId)
        AND (:facility IS NULL OR facility = :facility)
        AND (:account IS NULL OR account = :account)
        AND (:since IS NULL OR at >= :since)
-       AND seq > :afterSeq
-     ORDER BY seq LIMIT :limit OFFSET :skip`,
+       AND seq > :afterSeq`
+  const page = 'ORDER BY seq LIMIT :limit OFFSET :skip'
+  const select = db.prepare<Record<string, unknown>, ReadRow>(`SELECT * FROM read_log WHERE ${filters} ${page}`)
+  // The same filters led by the equality an index answers (the optional terms hide it from the
+  // planner): who read a record (read_log_record), the reads of a facility's tokens (read_log_facility).
+  const selectRecord = db.prepare<Record<string, unknown>, ReadRow>(
+    `SELECT * FROM read_log WHERE record_id = :recordId AND ${filters} ${page}`,
+  )
+  const selectFacility = db.prepare<Record<string, unknown>, ReadRow>(
+    `SELECT * FROM read_log WHERE facility = :facility AND ${filters} ${page}`,
   )
   const pruneBatch = db.prepare(
     `DELETE FROM read_log WHERE seq IN (SELECT seq FROM read_log WHERE at < ? ORDER BY at LIMIT ${PRUNE_BATCH})`,
@@ -108,7 +114,9 @@ export function createReadLog(db: Database) {
   }
 
   function list(filter: ReadFilter): ReadEntry[] {
-    return select
+    const statement =
+      filter.recordId !== undefined ? selectRecord : filter.facility !== undefined ? selectFacility : select
+    return statement
       .all({
         resource: filter.resource ?? null,
         recordId: filter.recordId ?? null,

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3'
+import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3'
 
 /** One statement a repository ran: its SQL text and the values it bound, as the request made them. */
 export interface RanStatement {
@@ -57,4 +57,42 @@ export async function statementsRunDuring(db: Database, run: () => Promise<void>
 export function planOf(db: Database, { sql, params }: RanStatement): string[] {
   const explain = db.prepare(`EXPLAIN QUERY PLAN ${sql}`)
   return (explain.all(...params) as { detail: string }[]).map((row) => row.detail)
+}
+
+/**
+ * Every statement any connection of this process prepares from now on, its own build-time ones
+ * included (the repositories', prepared when the app is built), reports each run into `ran`,
+ * tagged with the `scenario` current at the time, until `stop()`. Process-wide: a test that uses it
+ * runs alone (test/groups.ts).
+ */
+export function recordEveryStatement(): {
+  ran: (RanStatement & { scenario: string })[]
+  scenario: string
+  stop(): void
+} {
+  const proto = BetterSqlite3.prototype as { prepare: (sql: string) => Statement }
+  const prepare = proto.prepare
+  const recorder = { ran: [] as (RanStatement & { scenario: string })[], scenario: '', stop }
+  let recording = true
+  proto.prepare = function recordedPrepare(this: Database, sql: string) {
+    const statement = prepare.call(this, sql)
+    const proxy: Statement = new Proxy(statement, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target)
+        if (typeof value !== 'function') return value
+        return (...args: unknown[]) => {
+          if (recording && RUNS.has(String(property)))
+            recorder.ran.push({ sql, params: args, scenario: recorder.scenario })
+          const result = value.apply(target, args)
+          return result === target ? proxy : result
+        }
+      },
+    })
+    return proxy
+  }
+  function stop() {
+    recording = false
+    proto.prepare = prepare
+  }
+  return recorder
 }
