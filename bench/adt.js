@@ -143,7 +143,7 @@ export function adtSection(results) {
       ]),
     ),
     '',
-    table(['target (issue 38)', 'target', 'this run', ''], adtTargetLines(results)),
+    table(['target', 'goal', 'this run', ''], adtTargetLines(results)),
   ].join('\n')
 }
 

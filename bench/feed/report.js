@@ -82,7 +82,7 @@ export function fanoutSection(fanout) {
     '',
     `Knee (highest rate with p99 under 100 ms): limit ${knee(fanout.rows, 'limit')}, service ${knee(fanout.rows, 'service')}, peer ${knee(fanout.rows, 'peer')}.`,
     '',
-    table(['target (issue 13)', 'this run', ''], targets),
+    table(['target', 'this run', ''], targets),
     '',
     `Creates without streams measured before and after (${fanout.creates.withoutRuns.map(num).join(' and ')} req/s); the ratio uses the mean.`,
   ].join('\n')
