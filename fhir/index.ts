@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { handleError } from '../plugins/errors.js'
 import { utf8JsonParser } from '../plugins/json-body.js'
 import { FhirError, operationOutcome, outcomeOfErrorBody } from './outcome.js'
 import type { FhirRegistry } from './registry.js'
@@ -73,7 +74,8 @@ export function fhirConventions(scope: FastifyInstance) {
   })
 
   scope.setErrorHandler(function fhirErrors(error: FastifyError | FhirError, request, reply) {
-    if (!(error instanceof FhirError)) throw error // the service's own handler answers it, onSend turns it into an outcome
+    // Any other error is answered by the service's own handler; onSend turns its body into an outcome.
+    if (!(error instanceof FhirError)) return handleError(error, request, reply)
     if (error.statusCode === 401) reply.header('www-authenticate', 'Bearer realm="facility-service"')
     request.log.info('FHIR request refused: %s', error.message)
     return reply
