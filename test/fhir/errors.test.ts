@@ -1,7 +1,7 @@
 import createError from '@fastify/error'
 import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { serverOptions } from '../../app.js'
 import { defaultConfig } from '../../config.js'
 import { fhirConventions } from '../../fhir/index.js'
@@ -22,7 +22,7 @@ interface Expected {
 }
 
 function assertOutcome(
-  t: Tap.Test,
+  t: Test,
   res: { statusCode: number; headers: Record<string, unknown>; json(): unknown },
   expected: Expected,
 ) {
@@ -33,11 +33,6 @@ function assertOutcome(
   t.equal(body.issue[0]?.code, expected.code, `issue code ${expected.code}`)
   t.ok(body.issue[0]?.diagnostics, 'says why')
   assertValidFhir(t, body, `the ${expected.status}`)
-}
-
-type Tap = { Test: Parameters<Parameters<typeof t.test>[1]>[0] }
-declare namespace Tap {
-  type Test = Parameters<Parameters<typeof t.test>[1]>[0]
 }
 
 t.test('each status a FHIR route or the service may answer becomes its OperationOutcome', async (t) => {
