@@ -1,11 +1,11 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { buildTestApp } from '../helper.js'
 import { assertValidFhir } from './validate.js'
 import { admit, allPages, discharge, fhirGet, ids } from './ward.js'
 
 // Location and Encounter read and search through the FHIR endpoint, every answer validated against R4.
 
-async function ward(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function ward(t: Test) {
   const built = await buildTestApp(t)
   const { app, tokens } = built
   const a = tokens.writeA
