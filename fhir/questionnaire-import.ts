@@ -213,7 +213,10 @@ function readQuestion(issues: Collector, path: string, item: unknown, seen: Map<
     issues.add(path, 'must be an item object')
     return undefined
   }
-  for (const key of Object.keys(item)) if (!ITEM_FIELDS.has(key)) issues.refuse(path, key, 'a form template item')
+  for (const key of Object.keys(item)) {
+    // readOnly: false says what every template item is anyway
+    if (!ITEM_FIELDS.has(key) && !(key === 'readOnly' && item[key] === false)) issues.refuse(path, key, 'a form template item')
+  }
   const id = text(issues, `${path}.linkId`, item.linkId, 100)
   if (id !== undefined) {
     const first = seen.get(id)

@@ -10,6 +10,7 @@ import { createBedRepository } from '../db/repositories/beds.js'
 import { createBlockedAccounts } from '../db/repositories/blocked-accounts.js'
 import { createFeedLog } from '../db/repositories/feed.js'
 import { createFormTemplateRepository } from '../db/repositories/form-templates.js'
+import { createQuestionnaireReads } from '../db/repositories/questionnaires.js'
 import { createIdempotencyKeys } from '../db/repositories/idempotency-keys.js'
 import { createNotificationRepository } from '../db/repositories/notifications.js'
 import { createProviderAdmins } from '../db/repositories/provider-admins.js'
@@ -150,6 +151,7 @@ function createRepositories(
     beds: createBedRepository(db, expectedHours),
     bedStates,
     formTemplates: createFormTemplateRepository(db, { audit, feed, writes }),
+    questionnaires: createQuestionnaireReads(db),
     notifications,
     readLog: createReadLog(db),
     blockedAccounts: createBlockedAccounts(db),
