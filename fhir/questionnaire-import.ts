@@ -215,7 +215,8 @@ function readQuestion(issues: Collector, path: string, item: unknown, seen: Map<
   }
   for (const key of Object.keys(item)) {
     // readOnly: false says what every template item is anyway
-    if (!ITEM_FIELDS.has(key) && !(key === 'readOnly' && item[key] === false)) issues.refuse(path, key, 'a form template item')
+    if (!ITEM_FIELDS.has(key) && !(key === 'readOnly' && item[key] === false))
+      issues.refuse(path, key, 'a form template item')
   }
   const id = text(issues, `${path}.linkId`, item.linkId, 100)
   if (id !== undefined) {

@@ -23,7 +23,9 @@ function toTemplate(row: Row): TemplateForFhir {
 export function createQuestionnaireReads(db: Database) {
   const last = `(SELECT max(a.at) FROM audit_log a WHERE a.resource = 'form-templates' AND a.record_id = t.id) AS last_updated`
   const all = db.prepare<[], Row>(`SELECT t.*, ${last} FROM form_templates t ORDER BY t.id`)
-  const ofFacility = db.prepare<[string], Row>(`SELECT t.*, ${last} FROM form_templates t WHERE t.facility = ? ORDER BY t.id`)
+  const ofFacility = db.prepare<[string], Row>(
+    `SELECT t.*, ${last} FROM form_templates t WHERE t.facility = ? ORDER BY t.id`,
+  )
   const one = db.prepare<[string], Row>(`SELECT t.*, ${last} FROM form_templates t WHERE t.id = ?`)
   return {
     /** Every template the scope sees, by id. */

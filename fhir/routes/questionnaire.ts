@@ -30,7 +30,12 @@ export const QUESTIONNAIRE_SEARCH: SearchDeclaration = {
   params: [
     { name: '_id', type: 'token', documentation: 'the Questionnaire id (the form template id)' },
     { name: '_lastUpdated', type: 'date', documentation: 'when the form template last changed' },
-    { name: 'name', type: 'string', modifiers: ['exact', 'contains'], documentation: 'the computable name (from the title)' },
+    {
+      name: 'name',
+      type: 'string',
+      modifiers: ['exact', 'contains'],
+      documentation: 'the computable name (from the title)',
+    },
     { name: 'title', type: 'string', modifiers: ['exact', 'contains'], documentation: "the form template's name" },
     { name: 'status', type: 'token', documentation: 'active (shown) or retired (hidden)' },
     { name: 'url', type: 'uri', documentation: 'the canonical URL: FHIR_CANONICAL_BASE/Questionnaire/<id>' },
@@ -125,7 +130,9 @@ function matches(resource: Questionnaire, query: SearchQuery): boolean {
       .filter(([key]) => key.split(':')[0] === name)
       .every(([key, values]) =>
         values.every((value) =>
-          value.split(',').some((one) => stringMatches(one, key.split(':')[1], (resource[name] as string | undefined) ?? '')),
+          value
+            .split(',')
+            .some((one) => stringMatches(one, key.split(':')[1], (resource[name] as string | undefined) ?? '')),
         ),
       )
   const tokens = (name: string, actual: string) => orLists(query, name).every((values) => values.includes(actual))
@@ -144,7 +151,9 @@ function matches(resource: Questionnaire, query: SearchQuery): boolean {
 /** Sort keys that end in the id, so pages never repeat or skip; descending ids are complemented hex. */
 function keyOf(sort: { key: string; descending: boolean } | undefined) {
   const id = (resource: Questionnaire, descending: boolean) =>
-    descending ? resource.id.replace(/[0-9a-f]/g, (digit) => (15 - Number.parseInt(digit, 16)).toString(16)) : resource.id
+    descending
+      ? resource.id.replace(/[0-9a-f]/g, (digit) => (15 - Number.parseInt(digit, 16)).toString(16))
+      : resource.id
   if (sort?.key === 'date') {
     return (resource: Questionnaire): Keyset => {
       const date = Date.parse(resource.date)
@@ -203,12 +212,19 @@ export default async function questionnaireRoutes(fastify: FastifyInstance) {
       if (!result.ok) return sendRefusal(request, reply, result.issues)
       const template = result.template
       if (template.retired) {
-        throw new FhirError(422, 'business-rule', 'a new form template is active: create it active, then retire it with a PUT', [
-          'Questionnaire.status',
-        ])
+        throw new FhirError(
+          422,
+          'business-rule',
+          'a new form template is active: create it active, then retire it with a PUT',
+          ['Questionnaire.status'],
+        )
       }
       const facility = request.principal.facility
-      const { record } = await request.server.repos.formTemplates.create(request.principal, facility, createBody(template))
+      const { record } = await request.server.repos.formTemplates.create(
+        request.principal,
+        facility,
+        createBody(template),
+      )
       return sendWritten(request, reply, record.id, 201)
     },
   )
@@ -220,13 +236,20 @@ export default async function questionnaireRoutes(fastify: FastifyInstance) {
       const { id } = request.params
       const bodyId = (request.body as { id?: unknown } | undefined)?.id
       if (bodyId !== id) {
-        throw new FhirError(400, 'invalid', `the Questionnaire's id must be the id in the URL (${id})`, ['Questionnaire.id'])
+        throw new FhirError(400, 'invalid', `the Questionnaire's id must be the id in the URL (${id})`, [
+          'Questionnaire.id',
+        ])
       }
       const current = visible(request, id)
       const result = fromQuestionnaire(request.body)
       if (!result.ok) return sendRefusal(request, reply, result.issues)
       const template = result.template
-      await request.server.repos.formTemplates.patch(request.principal, id, replacement(current, template), ifMatch(request))
+      await request.server.repos.formTemplates.patch(
+        request.principal,
+        id,
+        replacement(current, template),
+        ifMatch(request),
+      )
       return sendWritten(request, reply, id, 200)
     },
   )

@@ -11,7 +11,7 @@ import {
 } from '../../fhir/questionnaire.js'
 import { type FormItem, type FormTemplate, ITEM_TYPES } from '../../schemas/form-templates.js'
 import { propertyRuns } from '../property-runs.js'
-import { assertValidR4 } from './questionnaire-validate.js'
+import { assertValidFhir as assertValidR4 } from './validate.js'
 
 const BASE = 'https://ward.example/fhir'
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`samples/${name}`, import.meta.url), 'utf8'))
