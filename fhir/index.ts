@@ -6,6 +6,7 @@ import type { FhirRegistry } from './registry.js'
 import encounterRoutes from './routes/encounter.js'
 import locationRoutes from './routes/location.js'
 import metadataRoutes from './routes/metadata.js'
+import questionnaireRoutes from './routes/questionnaire.js'
 
 export const FHIR_JSON = 'application/fhir+json'
 const FHIR_CONTENT_TYPE = `${FHIR_JSON}; charset=utf-8`
@@ -120,6 +121,7 @@ export default async function fhirApi(scope: FastifyInstance, opts: FhirPluginOp
   })
   await scope.register(locationRoutes)
   await scope.register(encounterRoutes)
+  await scope.register(questionnaireRoutes)
 }
 
 /** The FHIR routes anyone may read (the CapabilityStatement): registered at /fhir outside the authenticated scope. */
