@@ -178,6 +178,8 @@ export function createProviderTokens(keys: ProviderKeys, opts: ProviderTokenOpti
       return session && session.expiresAt + skewMs > now && stillSigned(session) ? session : undefined
     },
     status: () => keys.status(),
+    /** The provider's discovery document, checked; rejects when it cannot be read. */
+    discovery: () => keys.discovery(),
     refreshKeys: () => keys.refresh(),
   }
 }
