@@ -7,6 +7,7 @@ import { describeCopy, openDatabase } from '../db/connection.js'
 import { type AuditLog, createAuditLog } from '../db/repositories/audit.js'
 import { createBedStateRepository } from '../db/repositories/bed-states.js'
 import { createBedRepository } from '../db/repositories/beds.js'
+import { createFhirReads } from '../db/repositories/fhir-reads.js'
 import { createBlockedAccounts } from '../db/repositories/blocked-accounts.js'
 import { createFeedLog } from '../db/repositories/feed.js'
 import { createFormTemplateRepository } from '../db/repositories/form-templates.js'
@@ -148,6 +149,7 @@ function createRepositories(
       admissible: bedStates.assertAdmissible,
     }),
     beds: createBedRepository(db, expectedHours),
+    fhirReads: createFhirReads(db),
     bedStates,
     formTemplates: createFormTemplateRepository(db, { audit, feed, writes }),
     notifications,

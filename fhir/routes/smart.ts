@@ -1,23 +1,7 @@
-import createError from '@fastify/error'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
+import { FhirError } from '../outcome.js'
 import { smartConfiguration } from '../smart-configuration.js'
-
-const SmartNotConfiguredError = createError(
-  'SMART_NOT_CONFIGURED',
-  'SMART on FHIR is not configured on this server: it has no identity provider (OIDC_ISSUER); use a service token',
-  404,
-)
-const ProviderUnreadableError = createError(
-  'PROVIDER_DISCOVERY_UNAVAILABLE',
-  "the identity provider's discovery document could not be read: %s",
-  503,
-)
-const ProviderUnusableError = createError(
-  'PROVIDER_DISCOVERY_UNUSABLE',
-  "the identity provider's discovery document names no authorization and token endpoint: SMART apps cannot sign in with it",
-  503,
-)
 
 const Strings = Type.Array(Type.String())
 const SmartConfigurationSchema = Type.Object({
@@ -40,6 +24,11 @@ const SmartConfigurationSchema = Type.Object({
  * signs in (the identity provider's endpoints) and what this server honours.
  */
 export default async function smartRoutes(fastify: FastifyInstance) {
+  // Not a FHIR resource: JSON as the SMART specification says (errors stay OperationOutcomes).
+  fastify.addHook('onSend', function plainJson(_request, reply, payload, done) {
+    if (reply.statusCode === 200) reply.type('application/json; charset=utf-8')
+    done(null, payload)
+  })
   fastify.get(
     '/.well-known/smart-configuration',
     {
@@ -52,17 +41,31 @@ export default async function smartRoutes(fastify: FastifyInstance) {
     },
     async function getSmartConfiguration(_request, reply) {
       const provider = fastify.providerTokens
-      if (provider === null) throw new SmartNotConfiguredError()
+      if (provider === null)
+        throw new FhirError(
+          404,
+          'not-found',
+          'SMART on FHIR is not configured on this server: it has no identity provider (OIDC_ISSUER); use a service token',
+        )
       let discovery: Record<string, unknown>
       try {
         discovery = await provider.discovery()
       } catch (error) {
         reply.header('retry-after', '30')
-        throw new ProviderUnreadableError((error as Error).message)
+        throw new FhirError(
+          503,
+          'transient',
+          `the identity provider's discovery document could not be read: ${(error as Error).message}`,
+        )
       }
       const configuration = smartConfiguration(discovery)
-      if (configuration === null) throw new ProviderUnusableError()
-      return reply.type('application/json').send(configuration)
+      if (configuration === null)
+        throw new FhirError(
+          503,
+          'transient',
+          "the identity provider's discovery document names no authorization and token endpoint: SMART apps cannot sign in with it",
+        )
+      return configuration
     },
   )
 }
