@@ -1,5 +1,11 @@
+import type { Test } from 'tap'
 import { test } from 'tap'
+import { buildApp } from '../../app.js'
+import { defaultConfig } from '../../config.js'
 import { smartConfiguration } from '../../fhir/smart-configuration.js'
+import { buildOidcApp, startTestProvider } from '../oidc/setup.js'
+import { sharedCompilers } from '../shared-compilers.js'
+import { assertValidFhir } from './validate.js'
 
 const KEYCLOAK = {
   issuer: 'https://id.example/realms/ward',
@@ -66,4 +72,83 @@ test('a provider without an authorization or token endpoint: no SMART configurat
   t.equal(smartConfiguration(noToken), null)
   t.equal(smartConfiguration(noAuthorization), null)
   t.equal(smartConfiguration({ ...KEYCLOAK, token_endpoint: 7 }), null)
+})
+
+const WELL_KNOWN = '/fhir/.well-known/smart-configuration'
+
+/** The discovery documents the service fetches, from now until the test ends. */
+function countDiscoveries(t: Test): string[] {
+  const fetched: string[] = []
+  const realFetch = globalThis.fetch
+  globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+    if (String(input).endsWith('/.well-known/openid-configuration')) fetched.push(String(input))
+    return realFetch(input, init)
+  }) as typeof fetch
+  t.teardown(() => {
+    globalThis.fetch = realFetch
+  })
+  return fetched
+}
+
+test("GET /fhir/.well-known/smart-configuration, anonymous: the provider's issuer and endpoints", async (t) => {
+  const provider = await startTestProvider(t)
+  const discovery = (await (await fetch(`${provider.issuer}/.well-known/openid-configuration`)).json()) as Record<
+    string,
+    unknown
+  >
+  const discoveries = countDiscoveries(t)
+  const { app } = await buildOidcApp(t, provider)
+  for (let i = 0; i < 3; i++) {
+    const res = await app.inject({ url: WELL_KNOWN })
+    t.equal(res.statusCode, 200, res.body)
+    t.match(res.headers['content-type'], /^application\/json/, 'JSON, as SMART says (not a FHIR resource)')
+    t.match(res.json(), {
+      issuer: provider.issuer,
+      jwks_uri: discovery.jwks_uri,
+      authorization_endpoint: discovery.authorization_endpoint,
+      token_endpoint: discovery.token_endpoint,
+      code_challenge_methods_supported: ['S256'],
+      scopes_supported: ['openid', 'user/*.cruds', 'user/*.rs', 'system/*.cruds', 'system/*.rs'],
+      response_types_supported: ['code'],
+    })
+    t.ok(res.json().capabilities.includes('permission-v2'))
+    t.ok(res.json().grant_types_supported.includes('client_credentials'))
+  }
+  t.equal(discoveries.length, 1, 'the discovery document is read once (with the keys) and kept')
+})
+
+test('without an identity provider: 404, an OperationOutcome saying SMART is not configured', async (t) => {
+  const app = await buildApp(defaultConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'silent' }), sharedCompilers)
+  t.teardown(() => app.close())
+  const res = await app.inject({ url: WELL_KNOWN })
+  t.equal(res.statusCode, 404)
+  t.match(res.headers['content-type'], /^application\/fhir\+json/)
+  t.match(res.json(), {
+    resourceType: 'OperationOutcome',
+    issue: [{ code: 'not-found', diagnostics: /not configured/ }],
+  })
+  assertValidFhir(t, res.json())
+})
+
+test('a provider whose discovery document cannot be read: 503 with Retry-After, not asked again at once', async (t) => {
+  const provider = await startTestProvider(t)
+  const { app } = await buildOidcApp(t, provider, { OIDC_KEY_COOLDOWN_SECONDS: 3600 })
+  await provider.close()
+  // The keys were loaded at the start, so the document is known: a later outage changes nothing.
+  t.equal((await app.inject({ url: WELL_KNOWN })).statusCode, 200, 'kept from the start')
+
+  const down = await startTestProvider(t)
+  await down.close()
+  const { app: late } = await buildOidcApp(t, down, { OIDC_KEY_COOLDOWN_SECONDS: 3600 })
+  const discoveries = countDiscoveries(t)
+  const res = await late.inject({ url: WELL_KNOWN })
+  t.equal(res.statusCode, 503)
+  t.equal(res.headers['retry-after'], '30')
+  t.match(res.json(), {
+    resourceType: 'OperationOutcome',
+    issue: [{ code: 'transient', diagnostics: /discovery document could not be read/ }],
+  })
+  assertValidFhir(t, res.json())
+  t.equal((await late.inject({ url: WELL_KNOWN })).statusCode, 503)
+  t.same(discoveries, [], 'within the cool-down the failure is kept: anonymous requests never reach the provider')
 })
