@@ -7,6 +7,7 @@ import encounterRoutes from './routes/encounter.js'
 import locationRoutes from './routes/location.js'
 import metadataRoutes from './routes/metadata.js'
 import questionnaireRoutes from './routes/questionnaire.js'
+import smartRoutes from './routes/smart.js'
 
 export const FHIR_JSON = 'application/fhir+json'
 const FHIR_CONTENT_TYPE = `${FHIR_JSON}; charset=utf-8`
@@ -124,8 +125,9 @@ export default async function fhirApi(scope: FastifyInstance, opts: FhirPluginOp
   await scope.register(questionnaireRoutes)
 }
 
-/** The FHIR routes anyone may read (the CapabilityStatement): registered at /fhir outside the authenticated scope. */
+/** The FHIR routes anyone may read (the CapabilityStatement, the SMART configuration): registered at /fhir outside the authenticated scope. */
 export async function fhirPublic(scope: FastifyInstance, opts: FhirPluginOptions) {
   fhirConventions(scope)
   await scope.register(metadataRoutes, { registry: opts.registry })
+  await scope.register(smartRoutes)
 }
