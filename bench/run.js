@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runAdt } from './adt.js'
 import { runFanout } from './feed/fanout.js'
+import { fhirNotes, fhirScenarios, prepareFhirWard } from './fhir.js'
 import { load, probe } from './load.js'
 import { runMetricsCost } from './metrics-cost.js'
 import { args, options } from './options.js'
@@ -133,7 +134,8 @@ async function main() {
     if (withPeer) peerSeed = seedPeerDatabase(database, seeded.tokens)
     templateNote = await seedTemplates(service, ctx)
     log(`form templates: ${templateNote}`)
-    for (const scenario of scenarios(ctx)) {
+    log(`FHIR ward: ${await prepareFhirWard(service, database, ctx, options.only)}`)
+    for (const scenario of [...scenarios(ctx), ...fhirScenarios(ctx)]) {
       if (options.only && !options.only.has(scenario.key)) continue
       log(`scenario: ${scenario.title}`)
       // The discharge scenario discharges what the create scenario admitted, then the seeded pool.
@@ -200,7 +202,12 @@ async function main() {
     fanout,
     adt,
     metricsCost,
-    notes: [`form templates: ${templateNote}`, ...seededNotes(seeded), providerNote(results)].filter(Boolean),
+    notes: [
+      `form templates: ${templateNote}`,
+      ...seededNotes(seeded),
+      providerNote(results),
+      ...fhirNotes(results),
+    ].filter(Boolean),
   }
   printTable(report)
   if (!args['no-write']) writeReport(report)

@@ -24,18 +24,30 @@ export interface SearchsetOptions {
   nextUrl?: string
 }
 
-/** A searchset Bundle (http://hl7.org/fhir/R4/bundle.html): matches first, then what they include. */
-export function searchset(options: SearchsetOptions) {
+// The JSON text of each resource, made once: the resources are remembered with the ward (fhir/views.ts),
+// so a page of them is put together from text already written.
+const texts = new WeakMap<Resource, string>()
+
+export function resourceJson(resource: Resource): string {
+  let text = texts.get(resource)
+  if (text === undefined) {
+    text = JSON.stringify(resource)
+    texts.set(resource, text)
+  }
+  return text
+}
+
+/** A searchset Bundle (http://hl7.org/fhir/R4/bundle.html) as JSON text: matches first, then what they include. */
+export function searchsetJson(options: SearchsetOptions): string {
   const link = [{ relation: 'self', url: options.selfUrl }]
   if (options.nextUrl !== undefined) link.push({ relation: 'next', url: options.nextUrl })
-  const bundle: Record<string, unknown> = { resourceType: 'Bundle', type: 'searchset', total: options.total, link }
-  if (options.entries.length > 0)
-    bundle.entry = options.entries.map(({ resource, mode }) => ({
-      fullUrl: `${options.base}/${resource.resourceType}/${resource.id}`,
-      resource,
-      search: { mode },
-    }))
-  return bundle
+  const head = JSON.stringify({ resourceType: 'Bundle', type: 'searchset', total: options.total, link })
+  if (options.entries.length === 0) return head
+  const entries = options.entries.map(
+    ({ resource, mode }) =>
+      `{"fullUrl":${JSON.stringify(`${options.base}/${resource.resourceType}/${resource.id}`)},"resource":${resourceJson(resource)},"search":{"mode":"${mode}"}}`,
+  )
+  return `${head.slice(0, -1)},"entry":[${entries.join(',')}]}`
 }
 
 /**

@@ -3,11 +3,12 @@ import { handleError } from '../plugins/errors.js'
 import { utf8JsonParser } from '../plugins/json-body.js'
 import { FhirError, operationOutcome, outcomeOfErrorBody } from './outcome.js'
 import type { FhirRegistry } from './registry.js'
-import encounterRoutes from './routes/encounter.js'
+import encounterRoutes, { encounterSystems } from './routes/encounter.js'
 import locationRoutes from './routes/location.js'
 import metadataRoutes from './routes/metadata.js'
 import questionnaireRoutes from './routes/questionnaire.js'
 import smartRoutes from './routes/smart.js'
+import { createFhirViews } from './views.js'
 
 export const FHIR_JSON = 'application/fhir+json'
 const FHIR_CONTENT_TYPE = `${FHIR_JSON}; charset=utf-8`
@@ -120,8 +121,9 @@ export default async function fhirApi(scope: FastifyInstance, opts: FhirPluginOp
       `there is no FHIR interaction at ${request.method} ${request.url.split('?')[0]}`,
     )
   })
-  await scope.register(locationRoutes)
-  await scope.register(encounterRoutes)
+  const views = createFhirViews(scope, encounterSystems(scope.config), scope.config.FHIR_CACHE_BYTES)
+  await scope.register(locationRoutes, { views })
+  await scope.register(encounterRoutes, { views })
   await scope.register(questionnaireRoutes)
 }
 

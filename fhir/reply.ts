@@ -1,8 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { noteListTotal } from '../plugins/read-audit.js'
-import { type Entry, encodeCursor, type Keyset, type Resource, searchset } from './bundle.js'
+import { type Entry, encodeCursor, type Keyset, type Resource, resourceJson, searchsetJson } from './bundle.js'
 import { etagOf, notModified } from './meta.js'
 import { isStrict, knownParams, type SearchDeclaration, type SearchQuery, searchQuery } from './search.js'
+import type { FhirViews } from './views.js'
 
 /** The endpoint's base URL: FHIR_BASE_URL, else from the request (behind a trusted proxy, its Host). */
 export function baseUrl(request: FastifyRequest): string {
@@ -17,7 +18,7 @@ export function sendResource(request: FastifyRequest, reply: FastifyReply, resou
   if (resource.meta?.lastUpdated !== undefined)
     reply.header('last-modified', new Date(resource.meta.lastUpdated).toUTCString())
   if (notModified(request.headers['if-none-match'], resource)) return reply.code(304).send()
-  return reply.send(JSON.stringify(resource))
+  return reply.send(resourceJson(resource))
 }
 
 /** The search's parameters: the ones it does not know dropped, or with `Prefer: handling=strict` a 400. */
@@ -46,8 +47,8 @@ export interface SearchAnswer {
  * left out) and its next link the same search with the cursor after this page; the total is noted
  * for the read log.
  */
-export function sendSearch(request: FastifyRequest, reply: FastifyReply, answer: SearchAnswer) {
-  noteListTotal(request, answer.total)
+/** The searchset Bundle's JSON text of a search: its self link the search as understood (unknown parameters left out), its next link the same search with the cursor after this page. */
+export function searchText(request: FastifyRequest, answer: SearchAnswer): { json: string; total: number } {
   const base = baseUrl(request)
   const self = `${base}/${answer.resourceType}${queryText(answer.query)}`
   const { _cursor: _ignored, ...rest } = answer.query
@@ -55,6 +56,31 @@ export function sendSearch(request: FastifyRequest, reply: FastifyReply, answer:
     answer.next === undefined
       ? undefined
       : `${base}/${answer.resourceType}${queryText({ ...rest, _cursor: [encodeCursor(answer.fingerprint, answer.next)] })}`
-  const bundle = searchset({ base, entries: answer.entries, total: answer.total, selfUrl: self, nextUrl })
-  return reply.send(JSON.stringify(bundle))
+  const json = searchsetJson({ base, entries: answer.entries, total: answer.total, selfUrl: self, nextUrl })
+  return { json, total: answer.total }
+}
+
+/** Sends a search's Bundle; the total is noted for the read log. */
+export function sendSearch(request: FastifyRequest, reply: FastifyReply, answer: SearchAnswer) {
+  const { json, total } = searchText(request, answer)
+  noteListTotal(request, total)
+  return reply.send(json)
+}
+
+/**
+ * Sends a search's Bundle remembered with the ward (fhir/views.ts) while the database is
+ * unchanged: the same search (route and parameters) by a caller of the same facility, at the same
+ * base, is the same text.
+ */
+export function sendRememberedSearch(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  views: FhirViews,
+  query: SearchQuery,
+  compute: () => SearchAnswer,
+) {
+  const key = `${request.routeOptions.url} ${baseUrl(request)} ${JSON.stringify(query)}`
+  const { json, total } = views.answer(request.principal, key, () => searchText(request, compute()))
+  noteListTotal(request, total)
+  return reply.send(json)
 }

@@ -49,6 +49,13 @@ export const FHIR_SETTINGS = {
     default: 50,
     description: 'the entries of a search page when the client sends no _count',
   }),
+  FHIR_CACHE_BYTES: Type.Integer({
+    minimum: 0,
+    maximum: 1_073_741_824,
+    default: 8_388_608,
+    description:
+      'memory for the FHIR view of the ward (its Locations and Encounters) remembered until the database next changes (a dashboard polls the same beds); 0 turns it off',
+  }),
   FHIR_MAX_PAGE_SIZE: Type.Integer({
     minimum: 1,
     maximum: 5000,

@@ -1,11 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import type { StayFilter } from '../../db/repositories/fhir-reads.js'
 import { decodeCursor, type Entry, type Keyset, pageAfter, type Resource, searchFingerprint } from '../bundle.js'
-import { type EncounterSystems, type EncounterView, toEncounter } from '../encounter.js'
+import type { EncounterSystems, EncounterView } from '../encounter.js'
 import { isHashedId, namesOfId } from '../ids.js'
-import { wardPlaces } from '../location.js'
 import { FhirError } from '../outcome.js'
-import { searchOf, sendResource, sendSearch } from '../reply.js'
+import { searchOf, sendRememberedSearch, sendResource } from '../reply.js'
 import { requireScope } from '../scope-hook.js'
 import {
   includesOf,
@@ -21,6 +20,7 @@ import {
   summaryCount,
   tokenMatches,
 } from '../search.js'
+import type { FhirViews } from '../views.js'
 
 export const ENCOUNTER_SEARCH: SearchDeclaration = {
   params: [
@@ -50,8 +50,7 @@ export const ENCOUNTER_SEARCH: SearchDeclaration = {
 /** The parameters that take a modifier only (`subject` alone would need Patient resources). */
 const MODIFIER_ONLY = new Set(['subject', 'patient'])
 
-export function encounterSystems(request: FastifyRequest): EncounterSystems {
-  const config = request.server.config
+export function encounterSystems(config: FastifyInstance['config']): EncounterSystems {
   return {
     patient: config.FHIR_PATIENT_SYSTEM,
     practitioner: config.FHIR_PRACTITIONER_SYSTEM,
@@ -66,13 +65,6 @@ function keyOfId(id: string): { facility: string | null; encounter: string } | '
   if (names !== null && names.length === 2)
     return { facility: names[0] === '' ? null : (names[0] as string), encounter: names[1] as string }
   return isHashedId('encounter', id) ? 'scan' : null
-}
-
-function views(request: FastifyRequest, filter: StayFilter): EncounterView[] {
-  const systems = encounterSystems(request)
-  return request.server.repos.fhirReads
-    .encounters(request.principal, filter)
-    .map((found) => toEncounter(found.facility, found.stays, systems))
 }
 
 const reference = (value: string) => (value.includes('/') ? value.slice(value.lastIndexOf('/') + 1) : value)
@@ -113,7 +105,7 @@ function matches(view: EncounterView, query: SearchQuery, systems: EncounterSyst
 }
 
 /** The bed Locations the encounters of a page stayed in (_include=Encounter:location). */
-function includedLocations(request: FastifyRequest, page: readonly EncounterView[]): Resource[] {
+function includedLocations(views: FhirViews, page: readonly EncounterView[]): Resource[] {
   const wanted = new Map<string | null, Set<string>>()
   for (const view of page) {
     const set = wanted.get(view.facility) ?? new Set<string>()
@@ -122,15 +114,17 @@ function includedLocations(request: FastifyRequest, page: readonly EncounterView
   }
   const out: Resource[] = []
   for (const [facility, beds] of wanted) {
-    const places = wardPlaces(facility, request.server.repos.beds.list(facility))
+    const places = views.places(facility)
     for (const place of places) if (beds.has(place.resource.id)) out.push(place.resource)
   }
   return out
 }
 
 /** The ward's encounters as FHIR Encounters: read and search; every answer is a patient read. */
-export default async function encounterRoutes(fastify: FastifyInstance) {
-  const config = fastify.config
+export default async function encounterRoutes(fastify: FastifyInstance, opts: { views: FhirViews }) {
+  const { config } = fastify
+  const { views } = opts
+  const systems = encounterSystems(config)
 
   fastify.get<{ Params: { id: string } }>(
     '/Encounter/:id',
@@ -140,7 +134,10 @@ export default async function encounterRoutes(fastify: FastifyInstance) {
       const key = keyOfId(id)
       const filter: StayFilter | null =
         key === null ? null : key === 'scan' ? { kind: 'all' } : { kind: 'encounters', encounters: [key.encounter] }
-      const found = filter === null ? undefined : views(request, filter).find((view) => view.resource.id === id)
+      const found =
+        filter === null
+          ? undefined
+          : views.encounters(request.principal, filter).find((view) => view.resource.id === id)
       if (found === undefined) throw new FhirError(404, 'not-found', `Encounter/${id} is not known`)
       return sendResource(request, reply, found.resource)
     },
@@ -163,44 +160,47 @@ export default async function encounterRoutes(fastify: FastifyInstance) {
             `${name} is searched by identifier only: ${name}:identifier=system|value`,
             [name],
           )
-      const include = includesOf(query, '_include', ENCOUNTER_SEARCH.include ?? [])
-      const sort = sortOf(query, ENCOUNTER_SEARCH.sort ?? [])
-      const count = pageSize(query, config.FHIR_PAGE_SIZE, config.FHIR_MAX_PAGE_SIZE)
-      const fingerprint = searchFingerprint('Encounter', query)
-      const cursor = single(query, '_cursor')
-      const after: Keyset | null = cursor === undefined ? null : decodeCursor(cursor, fingerprint)
-      const systems = encounterSystems(request)
-      const keyOf = (view: EncounterView): Keyset => {
-        if (sort === undefined) return [view.resource.id]
-        const value = sort.key === 'date' ? view.start : view.lastUpdated
-        return [sort.descending ? -value : value, view.resource.id]
-      }
-      const found = views(request, startOf(query)).filter((view) => matches(view, query, systems))
-      found.sort((a, b) => {
-        const [x, y] = [keyOf(a), keyOf(b)]
-        for (let i = 0; i < x.length; i++)
-          if (x[i] !== y[i]) return (x[i] as number | string) < (y[i] as number | string) ? -1 : 1
-        return 0
-      })
-      if (summaryCount(query))
-        return sendSearch(request, reply, {
+      return sendRememberedSearch(request, reply, views, query, () => {
+        const include = includesOf(query, '_include', ENCOUNTER_SEARCH.include ?? [])
+        const sort = sortOf(query, ENCOUNTER_SEARCH.sort ?? [])
+        const count = pageSize(query, config.FHIR_PAGE_SIZE, config.FHIR_MAX_PAGE_SIZE)
+        const fingerprint = searchFingerprint('Encounter', query)
+        const cursor = single(query, '_cursor')
+        const after: Keyset | null = cursor === undefined ? null : decodeCursor(cursor, fingerprint)
+        const keyOf = (view: EncounterView): Keyset => {
+          if (sort === undefined) return [view.resource.id]
+          const value = sort.key === 'date' ? view.start : view.lastUpdated
+          return [sort.descending ? -value : value, view.resource.id]
+        }
+        const found = views
+          .encounters(request.principal, startOf(query))
+          .filter((view) => matches(view, query, systems))
+        found.sort((a, b) => {
+          const [x, y] = [keyOf(a), keyOf(b)]
+          for (let i = 0; i < x.length; i++)
+            if (x[i] !== y[i]) return (x[i] as number | string) < (y[i] as number | string) ? -1 : 1
+          return 0
+        })
+        if (summaryCount(query))
+          return {
+            resourceType: 'Encounter',
+            query,
+            fingerprint,
+            total: found.length,
+            entries: [],
+          }
+        const page = pageAfter(found, keyOf, after, count)
+        const entries: Entry[] = page.matches.map((view) => ({ resource: view.resource, mode: 'match' }))
+        if (include.has('Encounter:location'))
+          for (const resource of includedLocations(views, page.matches)) entries.push({ resource, mode: 'include' })
+        return {
           resourceType: 'Encounter',
           query,
           fingerprint,
-          total: found.length,
-          entries: [],
-        })
-      const page = pageAfter(found, keyOf, after, count)
-      const entries: Entry[] = page.matches.map((view) => ({ resource: view.resource, mode: 'match' }))
-      if (include.has('Encounter:location'))
-        for (const resource of includedLocations(request, page.matches)) entries.push({ resource, mode: 'include' })
-      return sendSearch(request, reply, {
-        resourceType: 'Encounter',
-        query,
-        fingerprint,
-        total: page.total,
-        entries,
-        next: page.next,
+          total: page.total,
+          entries,
+          next: page.next,
+        }
       })
     },
   )

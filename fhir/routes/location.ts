@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { decodeCursor, type Entry, type Keyset, pageAfter, searchFingerprint } from '../bundle.js'
-import { type EncounterView, toEncounter } from '../encounter.js'
+import type { EncounterView } from '../encounter.js'
 import { isHashedId, namesOfId } from '../ids.js'
-import { type Place, wardPlaces } from '../location.js'
+import type { Place } from '../location.js'
 import { FhirError } from '../outcome.js'
-import { searchOf, sendResource, sendSearch } from '../reply.js'
+import { searchOf, sendRememberedSearch, sendResource } from '../reply.js'
 import { requireScope } from '../scope-hook.js'
 import {
   includesOf,
@@ -18,7 +18,7 @@ import {
   summaryCount,
   tokenMatches,
 } from '../search.js'
-import { encounterSystems } from './encounter.js'
+import type { FhirViews } from '../views.js'
 
 export const LOCATION_SEARCH: SearchDeclaration = {
   params: [
@@ -50,9 +50,8 @@ export const LOCATION_SEARCH: SearchDeclaration = {
 }
 
 /** Every place the caller sees (each facility's ward, rooms and beds), read from the beds. */
-function placesOf(request: FastifyRequest, facilities: (string | null)[]): Place[] {
-  const beds = request.server.repos.beds
-  return facilities.flatMap((facility) => wardPlaces(facility, beds.list(facility)))
+function placesOf(views: FhirViews, facilities: (string | null)[]): Place[] {
+  return facilities.flatMap((facility) => views.places(facility))
 }
 
 /** The facility an id names, when it is readable; undefined: any (a hashed id is compared). */
@@ -96,33 +95,26 @@ function matches(place: Place, query: SearchQuery): boolean {
 }
 
 /** The encounters with an active stay in the beds of the page (_revinclude=Encounter:location). */
-function currentEncounters(request: FastifyRequest, places: readonly Place[]): EncounterView[] {
-  const systems = encounterSystems(request)
-  const out = new Map<string, EncounterView>()
-  for (const place of places) {
-    if (place.activeEncounters.length === 0) continue
-    for (const found of request.server.repos.fhirReads.encounters(request.principal, {
-      kind: 'encounters',
-      encounters: place.activeEncounters,
-    })) {
-      if (found.facility !== place.facility) continue
-      const view = toEncounter(found.facility, found.stays, systems)
-      if (view.activeBeds.includes(place.resource.id)) out.set(view.resource.id, view)
-    }
-  }
-  return [...out.values()]
+function currentEncounters(request: FastifyRequest, views: FhirViews, places: readonly Place[]): EncounterView[] {
+  // A bed's id names its facility: an encounter of another facility never names it.
+  const beds = new Set(places.filter((p) => p.activeEncounters.length > 0).map((p) => p.resource.id))
+  if (beds.size === 0) return []
+  return views
+    .encounters(request.principal, { kind: 'active' })
+    .filter((view) => view.activeBeds.some((bed) => beds.has(bed)))
 }
 
 /** The ward's places as FHIR Locations: read and search (docs/FHIR.md). */
-export default async function locationRoutes(fastify: FastifyInstance) {
-  const config = fastify.config
+export default async function locationRoutes(fastify: FastifyInstance, opts: { views: FhirViews }) {
+  const { config } = fastify
+  const { views } = opts
 
   fastify.get<{ Params: { id: string } }>(
     '/Location/:id',
     { config: { readAudit: 'get' }, schema: { hide: true }, preHandler: requireScope('Location', 'read') },
     async function readLocation(request, reply) {
       const id = request.params.id
-      const found = placesOf(request, facilitiesFor(request, id)).find((p) => p.resource.id === id)
+      const found = placesOf(views, facilitiesFor(request, id)).find((p) => p.resource.id === id)
       if (found === undefined) throw new FhirError(404, 'not-found', `Location/${id} is not known`)
       return sendResource(request, reply, found.resource)
     },
@@ -137,35 +129,37 @@ export default async function locationRoutes(fastify: FastifyInstance) {
     },
     async function searchLocations(request, reply) {
       const query = searchOf(request, LOCATION_SEARCH)
-      const revinclude = includesOf(query, '_revinclude', LOCATION_SEARCH.revinclude ?? [])
-      const count = pageSize(query, config.FHIR_PAGE_SIZE, config.FHIR_MAX_PAGE_SIZE)
-      const fingerprint = searchFingerprint('Location', query)
-      const cursor = single(query, '_cursor')
-      const after: Keyset | null = cursor === undefined ? null : decodeCursor(cursor, fingerprint)
-      const facilities = request.server.repos.fhirReads.facilities(request.principal)
-      const found = placesOf(request, facilities)
-        .filter((place) => matches(place, query))
-        .sort((a, b) => (a.resource.id < b.resource.id ? -1 : a.resource.id > b.resource.id ? 1 : 0))
-      if (summaryCount(query))
-        return sendSearch(request, reply, {
+      return sendRememberedSearch(request, reply, views, query, () => {
+        const revinclude = includesOf(query, '_revinclude', LOCATION_SEARCH.revinclude ?? [])
+        const count = pageSize(query, config.FHIR_PAGE_SIZE, config.FHIR_MAX_PAGE_SIZE)
+        const fingerprint = searchFingerprint('Location', query)
+        const cursor = single(query, '_cursor')
+        const after: Keyset | null = cursor === undefined ? null : decodeCursor(cursor, fingerprint)
+        const facilities = request.server.repos.fhirReads.facilities(request.principal)
+        const found = placesOf(views, facilities)
+          .filter((place) => matches(place, query))
+          .sort((a, b) => (a.resource.id < b.resource.id ? -1 : a.resource.id > b.resource.id ? 1 : 0))
+        if (summaryCount(query))
+          return {
+            resourceType: 'Location',
+            query,
+            fingerprint,
+            total: found.length,
+            entries: [],
+          }
+        const page = pageAfter(found, (place) => [place.resource.id], after, count)
+        const entries: Entry[] = page.matches.map((place) => ({ resource: place.resource, mode: 'match' }))
+        if (revinclude.has('Encounter:location'))
+          for (const view of currentEncounters(request, views, page.matches))
+            entries.push({ resource: view.resource, mode: 'include' })
+        return {
           resourceType: 'Location',
           query,
           fingerprint,
-          total: found.length,
-          entries: [],
-        })
-      const page = pageAfter(found, (place) => [place.resource.id], after, count)
-      const entries: Entry[] = page.matches.map((place) => ({ resource: place.resource, mode: 'match' }))
-      if (revinclude.has('Encounter:location'))
-        for (const view of currentEncounters(request, page.matches))
-          entries.push({ resource: view.resource, mode: 'include' })
-      return sendSearch(request, reply, {
-        resourceType: 'Location',
-        query,
-        fingerprint,
-        total: page.total,
-        entries,
-        next: page.next,
+          total: page.total,
+          entries,
+          next: page.next,
+        }
       })
     },
   )

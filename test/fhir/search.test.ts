@@ -153,6 +153,18 @@ t.test('Encounter: read and search by each parameter, sorted, with their locatio
   )
 })
 
+t.test('the same parameters on two resource types are two searches', async (t) => {
+  const { app, tokens } = await ward(t)
+  for (const type of ['Location', 'Encounter', 'Location']) {
+    const res = await fhirGet(app, tokens.readA, `/fhir/${type}?_count=3`)
+    t.same(
+      [...new Set(res.body.entry.map((e: { resource: { resourceType: string } }) => e.resource.resourceType))],
+      [type],
+      `${type}: only ${type}s`,
+    )
+  }
+})
+
 t.test('paging by next links: every match once, even when the ward changes between pages', async (t) => {
   const { app, tokens } = await buildTestApp(t)
   for (let i = 10; i < 30; i++)

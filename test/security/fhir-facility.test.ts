@@ -63,6 +63,13 @@ t.test('facility isolation of the FHIR view', async (t) => {
     t.equal(count.body.total, ofA, `${url}: the count is A's (${ofA})`)
     t.ok(unbound.body.total >= ofA, 'a token without a facility sees at least as much')
   }
+  // Answers are remembered while the ward does not change: never across facilities.
+  for (const url of ['/fhir/Encounter?_count=7', '/fhir/Location?_count=7&_revinclude=Encounter:location']) {
+    const unboundFirst = await fhirGet(app, tokens.read, url)
+    t.ok(seesB(JSON.stringify(unboundFirst.body.entry)), `${url}: the unbound token sees B`)
+    const thenA = await fhirGet(app, tokens.readA, url)
+    t.notOk(seesB(JSON.stringify(thenA.body.entry ?? [])), `${url}: A's token, asking the same just after, does not`)
+  }
   const everything = await fhirGet(app, tokens.read, '/fhir/Encounter?_count=500')
   t.ok(seesB(JSON.stringify(everything.body)), "the unbound token does see B's: the test's pattern finds them")
   for (const url of [
