@@ -218,3 +218,18 @@ test('a PUT without our extensions keeps the type and subtype; an Idempotency-Ke
   const list = (await get(app, tokens.read, '/form-templates?type=questionnaire')).json()
   t.equal(list.total, 1, 'one template made')
 })
+
+test('the CapabilityStatement lists exactly the Questionnaire interactions and search parameters there are', async (t) => {
+  const { app } = await buildTestApp(t)
+  const statement = (await app.inject({ url: '/fhir/metadata' })).json()
+  assertValidFhir(t, statement, 'the CapabilityStatement')
+  const questionnaire = statement.rest[0].resource.find((r: { type: string }) => r.type === 'Questionnaire')
+  t.same(
+    questionnaire.interaction.map((i: { code: string }) => i.code),
+    ['read', 'update', 'create', 'search-type'],
+  )
+  t.same(
+    questionnaire.searchParam.map((p: { name: string }) => p.name),
+    ['_id', '_lastUpdated', 'name', 'title', 'status', 'url', 'version'],
+  )
+})
