@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { handleError } from '../plugins/errors.js'
 import { utf8JsonParser } from '../plugins/json-body.js'
 import { FhirError, operationOutcome, outcomeOfErrorBody } from './outcome.js'
 import type { FhirRegistry } from './registry.js'
@@ -6,6 +7,7 @@ import encounterRoutes from './routes/encounter.js'
 import locationRoutes from './routes/location.js'
 import metadataRoutes from './routes/metadata.js'
 import questionnaireRoutes from './routes/questionnaire.js'
+import smartRoutes from './routes/smart.js'
 
 export const FHIR_JSON = 'application/fhir+json'
 const FHIR_CONTENT_TYPE = `${FHIR_JSON}; charset=utf-8`
@@ -74,7 +76,8 @@ export function fhirConventions(scope: FastifyInstance) {
   })
 
   scope.setErrorHandler(function fhirErrors(error: FastifyError | FhirError, request, reply) {
-    if (!(error instanceof FhirError)) throw error // the service's own handler answers it, onSend turns it into an outcome
+    // Any other error is answered by the service's own handler; onSend turns its body into an outcome.
+    if (!(error instanceof FhirError)) return handleError(error, request, reply)
     if (error.statusCode === 401) reply.header('www-authenticate', 'Bearer realm="facility-service"')
     request.log.info('FHIR request refused: %s', error.message)
     return reply
@@ -122,8 +125,9 @@ export default async function fhirApi(scope: FastifyInstance, opts: FhirPluginOp
   await scope.register(questionnaireRoutes)
 }
 
-/** The FHIR routes anyone may read (the CapabilityStatement): registered at /fhir outside the authenticated scope. */
+/** The FHIR routes anyone may read (the CapabilityStatement, the SMART configuration): registered at /fhir outside the authenticated scope. */
 export async function fhirPublic(scope: FastifyInstance, opts: FhirPluginOptions) {
   fhirConventions(scope)
   await scope.register(metadataRoutes, { registry: opts.registry })
+  await scope.register(smartRoutes)
 }

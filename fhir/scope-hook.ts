@@ -1,14 +1,21 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { FhirError } from './outcome.js'
+import { type FhirInteraction, refusalText, scopeDecision } from './scopes.js'
+
+export type { FhirInteraction }
 
 /**
- * A STAND-IN until the SMART scopes are merged: it allows every interaction (a token's role and
- * facility still apply). The real one checks the provider token's SMART scopes and answers 403
- * naming the scope missing; it keeps this signature.
+ * A preHandler for a FHIR route: the token's SMART scopes must grant `interaction` on
+ * `resourceType` (fhir/scopes.ts), on top of the role the auth plugin already checked. A service
+ * token has no scopes and passes; a provider token without the scope gets a 403 OperationOutcome
+ * naming it, and `WWW-Authenticate: Bearer error="insufficient_scope"` (RFC 6750 §3.1).
  */
-export type FhirInteraction = 'read' | 'search' | 'create' | 'update' | 'delete'
-
-export function requireScope(_resourceType: string, _interaction: FhirInteraction) {
-  return function scopeAllowed(_request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
-    done()
+export function requireScope(resourceType: string, interaction: FhirInteraction) {
+  return async function checkScope(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const scopes = request.principal?.scopes
+    const decision = scopeDecision(scopes, resourceType, interaction)
+    if (decision.allowed) return
+    reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${decision.needed}"`)
+    throw new FhirError(403, 'forbidden', refusalText(scopes ?? [], resourceType, interaction, decision.needed))
   }
 }
