@@ -1,7 +1,7 @@
 import { FORM_TEMPLATE_LIMITS, type FormItem } from '../schemas/form-templates.js'
 import { readItems } from './questionnaire-import-items.js'
 import { Collector, type ImportIssue, isObject, listOf, text } from './questionnaire-issues.js'
-import { EXTENSION, type JsonObject, KEPT_ELEMENTS } from './questionnaire-model.js'
+import { EXTENSION, type JsonObject, KEPT_ELEMENTS, type KeptElement, keptShapeProblem } from './questionnaire-model.js'
 
 // A Questionnaire into a form template: every part a template cannot hold is an issue naming its
 // path; nothing is dropped silently (the table is in docs/FHIR.md, "Questionnaire").
@@ -59,8 +59,11 @@ export function fromQuestionnaire(resource: unknown): ImportResult {
   const template: ImportedTemplate = { items: [], retired: false }
   const fhirMeta: JsonObject = {}
   for (const [key, value] of Object.entries(resource)) {
-    if (KEPT.has(key)) fhirMeta[key] = value
-    else if (!IGNORED.has(key) && !MAPPED.has(key)) issues.refuse('Questionnaire', key, 'a form template')
+    if (KEPT.has(key)) {
+      const problem = keptShapeProblem(key as KeptElement, value)
+      if (problem === undefined) fhirMeta[key] = value
+      else issues.add(`Questionnaire.${key}`, problem)
+    } else if (!IGNORED.has(key) && !MAPPED.has(key)) issues.refuse('Questionnaire', key, 'a form template')
   }
   if (Object.keys(fhirMeta).length > 0) template.fhirMeta = fhirMeta
   if (isObject(resource.meta) && resource.meta.security !== undefined) {

@@ -6,6 +6,7 @@ import {
   FHIR_ITEM_TYPE,
   type JsonObject,
   KEPT_ELEMENTS,
+  keptShapeProblem,
   type Questionnaire,
   type QuestionnaireItem,
   type VersionedTemplate,
@@ -68,9 +69,10 @@ function keptElements(meta: JsonObject | undefined): JsonObject {
   const kept = meta?.fhir
   if (typeof kept !== 'object' || kept === null || Array.isArray(kept)) return {}
   const out: JsonObject = {}
+  // A REST client may have changed meta.fhir: only what a Questionnaire can hold goes out.
   for (const name of KEPT_ELEMENTS) {
     const value = (kept as JsonObject)[name]
-    if (value !== undefined && value !== null) out[name] = value
+    if (value !== undefined && keptShapeProblem(name, value) === undefined) out[name] = value
   }
   return out
 }

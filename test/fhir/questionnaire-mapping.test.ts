@@ -151,6 +151,32 @@ test('texts with control characters, which a template may hold and FHIR may not,
   })
 })
 
+test('the descriptive elements must have their FHIR shape: on import a 422, on the way out left out', async (t) => {
+  const expressions = issuesOf(
+    minimal([q('a')], { copyright: 5, code: 'x', experimental: 'yes', approvalDate: '2020-13', language: 'en US ' }),
+  ).map((issue) => issue.expression)
+  t.same(expressions.sort(), [
+    'Questionnaire.approvalDate',
+    'Questionnaire.code',
+    'Questionnaire.copyright',
+    'Questionnaire.experimental',
+    'Questionnaire.language',
+  ])
+  // A REST client may write anything into meta.fhir.
+  const record: FormTemplate = {
+    id: 'dddddddddddddddddddddddd',
+    createdAt: 0,
+    createdBy: 'x',
+    type: 'intake',
+    meta: { fhir: { copyright: 5, code: [], publisher: 'Ward 3', subjectType: ['Patient'] } },
+  }
+  const exported = toQuestionnaire({ record, version: 1, lastUpdated: 0 }, { canonicalBase: BASE })
+  assertValidR4(t, exported)
+  t.equal(exported.copyright, undefined)
+  t.equal(exported.code, undefined)
+  t.match(exported, { publisher: 'Ward 3', subjectType: ['Patient'] })
+})
+
 test('computable names follow que-0 whatever the title', async (t) => {
   t.equal(computableName('PHQ-9 quick depression'), 'PHQ9QuickDepression')
   t.equal(computableName('Fièvre à l’admission'), 'FievreALAdmission')
