@@ -26,10 +26,12 @@ export {
 export * from './questionnaire-model.js'
 
 /**
- * A text as a FHIR string (`[\r\n\t\u0020-\uFFFF]+`): the control characters a template may hold
- * and FHIR may not are answered as U+FFFD.
+ * A text as a FHIR string (`[\r\n\t\u0020-\uFFFF]+` with some non-whitespace content): the control
+ * characters a template may hold and FHIR may not are answered as U+FFFD, and so is a text of
+ * whitespace only.
  */
 export function fhirString(text: string): string {
+  if (text.trim() === '') return '\uFFFD'
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters FHIR strings exclude
   return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '\uFFFD')
 }

@@ -133,19 +133,21 @@ test('a form template is an R4 Questionnaire: fields, types, choices, groups fro
   t.equal(hidden.status, 'retired')
 })
 
-test('texts with control characters, which a template may hold and FHIR may not, are answered as U+FFFD', async (t) => {
+test('texts with control characters or only whitespace, which a template may hold and FHIR may not, are answered with U+FFFD', async (t) => {
   const record: FormTemplate = {
     id: 'cccccccccccccccccccccccc',
     createdAt: 0,
     createdBy: 'x',
     type: 'a\u0001b',
     name: 'bell\u0007',
+    description: ' \n ',
     items: [{ id: 'q\u0000', type: 'multiplechoice', question: 'tab\tok', choices: ['x\u001f'] }],
   }
   const q = toQuestionnaire({ record, version: 1, lastUpdated: 0 }, { canonicalBase: BASE })
   assertValidR4(t, q)
   t.match(q, {
     title: 'bell\ufffd',
+    description: '\ufffd',
     extension: [{ valueString: 'a\ufffdb' }],
     item: [{ linkId: 'q\ufffd', text: 'tab\tok', answerOption: [{ valueString: 'x\ufffd' }] }],
   })
