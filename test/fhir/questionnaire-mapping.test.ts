@@ -141,7 +141,10 @@ test('texts with control characters or only whitespace, which a template may hol
     type: 'a\u0001b',
     name: 'bell\u0007',
     description: ' \n ',
-    items: [{ id: 'q\u0000', type: 'multiplechoice', question: 'tab\tok', choices: ['x\u001f'] }],
+    items: [
+      { id: 'q\u0000', type: 'multiplechoice', question: 'tab\tok', choices: ['x\u001f'] },
+      { id: 'q\u0001', type: 'date' },
+    ],
   }
   const q = toQuestionnaire({ record, version: 1, lastUpdated: 0 }, { canonicalBase: BASE })
   assertValidR4(t, q)
@@ -149,8 +152,13 @@ test('texts with control characters or only whitespace, which a template may hol
     title: 'bell\ufffd',
     description: '\ufffd',
     extension: [{ valueString: 'a\ufffdb' }],
-    item: [{ linkId: 'q\ufffd', text: 'tab\tok', answerOption: [{ valueString: 'x\ufffd' }] }],
+    item: [
+      { linkId: 'q\ufffd', text: 'tab\tok', answerOption: [{ valueString: 'x\ufffd' }] },
+      { linkId: 'q\ufffd~', type: 'date' },
+    ],
   })
+  const back = fromQuestionnaire(q)
+  t.ok(back.ok, 'its linkIds stay unique, so it imports')
 })
 
 test('the descriptive elements must have their FHIR shape: on import a 422, on the way out left out', async (t) => {
