@@ -98,6 +98,11 @@ test('Questionnaires with parts a template cannot hold are a 422 naming each pat
   })
   t.equal(notJson.statusCode, 400)
   t.equal(notJson.json().resourceType, 'OperationOutcome')
+  for (const body of [{ resourceType: 'Patient' }, [], { status: 'active' }]) {
+    const wrong = await post(app, tokens.write, body)
+    t.equal(wrong.statusCode, 400, JSON.stringify(body))
+    assertValidFhir(t, wrong.json(), 'the 400 of a body that is no Questionnaire')
+  }
 })
 
 test('read: the template as a Questionnaire with its ETag; If-None-Match gives 304; unknown ids 404', async (t) => {
