@@ -20,7 +20,8 @@ const NOT_READS: Record<string, string> = {
 }
 
 /** Pages and files that hold no patient data and answer without a token. */
-const PUBLIC = /^\/(?:health|openapi\.json|favicon\.ico|board(?:\/.*)?|docs(?:\/.*)?|fhir\/(?:metadata|\.well-known\/smart-configuration))$/
+const PUBLIC =
+  /^\/(?:health|openapi\.json|favicon\.ico|board(?:\/.*)?|docs(?:\/.*)?|fhir\/(?:metadata|\.well-known\/smart-configuration))$/
 
 const SOME_ID = '0123456789abcdef01234567'
 
@@ -162,7 +163,10 @@ const WRITE_CALLS: Record<string, Call[]> = {
       body: (id: string) => ({ resourceType: 'Questionnaire', id, status: 'active', title: 'Intake (FHIR)' }),
       ...change('form-templates patch'),
     },
-    { body: (id: string) => ({ resourceType: 'Questionnaire', id, status: 'active', title: 'Intake (FHIR)' }), ...READ },
+    {
+      body: (id: string) => ({ resourceType: 'Questionnaire', id, status: 'active', title: 'Intake (FHIR)' }),
+      ...READ,
+    },
   ],
 }
 
