@@ -23,27 +23,61 @@ export const FHIR_ITEM_TYPE: Readonly<Record<ItemType, string>> = {
   year: 'integer',
 }
 
+type Shape = 'text' | 'code' | 'boolean' | 'date' | 'texts' | 'objects' | 'object'
+
+/** The JSON shape of each kept element (KEPT_ELEMENTS), checked on import and on the way out. */
+const KEPT_SHAPES = {
+  language: 'code',
+  identifier: 'objects',
+  derivedFrom: 'texts',
+  experimental: 'boolean',
+  subjectType: 'texts',
+  publisher: 'text',
+  contact: 'objects',
+  useContext: 'objects',
+  jurisdiction: 'objects',
+  purpose: 'text',
+  copyright: 'text',
+  approvalDate: 'date',
+  lastReviewDate: 'date',
+  effectivePeriod: 'object',
+  code: 'objects',
+} as const satisfies Record<string, Shape>
+
 /**
  * Questionnaire elements that describe the form and change nothing in how it is filled in: a
  * template keeps them in `meta.fhir` and they come back as they were imported.
  */
-export const KEPT_ELEMENTS = [
-  'language',
-  'identifier',
-  'derivedFrom',
-  'experimental',
-  'subjectType',
-  'publisher',
-  'contact',
-  'useContext',
-  'jurisdiction',
-  'purpose',
-  'copyright',
-  'approvalDate',
-  'lastReviewDate',
-  'effectivePeriod',
-  'code',
-] as const
+export type KeptElement = keyof typeof KEPT_SHAPES
+export const KEPT_ELEMENTS = Object.keys(KEPT_SHAPES) as KeptElement[]
+
+const FHIR_TEXT = /^[\r\n\t\u0020-\uFFFF]+$/
+const FHIR_CODE = /^[^\s]+( [^\s]+)*$/
+const FHIR_DATE = /^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$/
+const isPlainObject = (value: unknown) =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length > 0
+const SHAPE_CHECKS: Readonly<Record<Shape, [(value: unknown) => boolean, string]>> = {
+  text: [(value) => typeof value === 'string' && FHIR_TEXT.test(value), 'a non-empty string'],
+  code: [(value) => typeof value === 'string' && FHIR_CODE.test(value), 'a code'],
+  boolean: [(value) => typeof value === 'boolean', 'true or false'],
+  date: [(value) => typeof value === 'string' && FHIR_DATE.test(value), 'a date (YYYY-MM-DD)'],
+  texts: [
+    (value) =>
+      Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string' && FHIR_TEXT.test(v)),
+    'a non-empty array of strings',
+  ],
+  objects: [
+    (value) => Array.isArray(value) && value.length > 0 && value.every(isPlainObject),
+    'a non-empty array of objects',
+  ],
+  object: [isPlainObject, 'a non-empty object'],
+}
+
+/** What is wrong with the JSON shape of a kept element's value, or undefined when it is right. */
+export function keptShapeProblem(name: KeptElement, value: unknown): string | undefined {
+  const [check, wanted] = SHAPE_CHECKS[KEPT_SHAPES[name]]
+  return check(value) ? undefined : `must be ${wanted}`
+}
 
 export type JsonObject = Record<string, unknown>
 

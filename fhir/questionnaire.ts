@@ -6,6 +6,7 @@ import {
   FHIR_ITEM_TYPE,
   type JsonObject,
   KEPT_ELEMENTS,
+  keptShapeProblem,
   type Questionnaire,
   type QuestionnaireItem,
   type VersionedTemplate,
@@ -25,10 +26,12 @@ export {
 export * from './questionnaire-model.js'
 
 /**
- * A text as a FHIR string (`[\r\n\t\u0020-\uFFFF]+`): the control characters a template may hold
- * and FHIR may not are answered as U+FFFD.
+ * A text as a FHIR string (`[\r\n\t\u0020-\uFFFF]+` with some non-whitespace content): the control
+ * characters a template may hold and FHIR may not are answered as U+FFFD, and so is a text of
+ * whitespace only.
  */
 export function fhirString(text: string): string {
+  if (text.trim() === '') return '\uFFFD'
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters FHIR strings exclude
   return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '\uFFFD')
 }
@@ -68,31 +71,39 @@ function keptElements(meta: JsonObject | undefined): JsonObject {
   const kept = meta?.fhir
   if (typeof kept !== 'object' || kept === null || Array.isArray(kept)) return {}
   const out: JsonObject = {}
+  // A REST client may have changed meta.fhir: only what a Questionnaire can hold goes out.
   for (const name of KEPT_ELEMENTS) {
     const value = (kept as JsonObject)[name]
-    if (value !== undefined && value !== null) out[name] = value
+    if (value !== undefined && keptShapeProblem(name, value) === undefined) out[name] = value
   }
   return out
 }
 
-/** The items by `order` (those without one after, each group keeping the list's order), one group per `set`. */
+/**
+ * The items by `order` (those without one after, each group keeping the list's order), one group per
+ * `set`. Every linkId is unique (que-2): the items' ids first, then the groups' (`set:` + the set's
+ * name), a `~` added to one that an earlier one took (only ids a FHIR string cannot hold as they
+ * are, or a set named like an item, come to that).
+ */
 export function questionnaireItems(items: readonly FormItem[]): QuestionnaireItem[] {
   const sorted = items
     .map((item, index) => ({ item, index }))
     .sort((a, b) => (a.item.order ?? Infinity) - (b.item.order ?? Infinity) || a.index - b.index)
     .map(({ item }) => item)
-  const ids = new Set(items.map((item) => item.id))
+  const taken = new Set<string>()
+  const linkIds = new Map(sorted.map((item) => [item, claim(taken, fhirString(item.id))]))
   const groups = new Map<string, QuestionnaireItem & { item: QuestionnaireItem[] }>()
   const top: QuestionnaireItem[] = []
   for (const item of sorted) {
-    const question = questionItem(item)
+    const question = questionItem(item, linkIds.get(item) as string)
     if (item.set === undefined) {
       top.push(question)
       continue
     }
     let group = groups.get(item.set)
     if (group === undefined) {
-      group = { linkId: fhirString(groupLinkId(item.set, ids)), text: fhirString(item.set), type: 'group', item: [] }
+      const linkId = claim(taken, fhirString(`set:${item.set}`))
+      group = { linkId, text: fhirString(item.set), type: 'group', item: [] }
       groups.set(item.set, group)
       top.push(group)
     }
@@ -101,15 +112,15 @@ export function questionnaireItems(items: readonly FormItem[]): QuestionnaireIte
   return top
 }
 
-/** A group's linkId, from its set's name, never one of the template's item ids. */
-function groupLinkId(set: string, ids: ReadonlySet<string>): string {
-  let linkId = `set:${set}`
-  while (ids.has(linkId)) linkId = `${linkId}~`
+function claim(taken: Set<string>, wanted: string): string {
+  let linkId = wanted
+  while (taken.has(linkId)) linkId = `${linkId}~`
+  taken.add(linkId)
   return linkId
 }
 
-function questionItem(item: FormItem): QuestionnaireItem {
-  const question: QuestionnaireItem = { linkId: fhirString(item.id), type: FHIR_ITEM_TYPE[item.type] }
+function questionItem(item: FormItem, linkId: string): QuestionnaireItem {
+  const question: QuestionnaireItem = { linkId, type: FHIR_ITEM_TYPE[item.type] }
   const extension: JsonObject[] = []
   if (item.type === 'year') extension.push({ url: ENTRY_FORMAT, valueString: YEAR_FORMAT })
   const choices = item.choices ?? []

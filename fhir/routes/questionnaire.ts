@@ -42,6 +42,15 @@ function sendRefusal(request: FastifyRequest, reply: FastifyReply, issues: reado
     .send(JSON.stringify({ resourceType: 'OperationOutcome', issue }))
 }
 
+/** A body that is no Questionnaire at all is a 400 (http.html#create); one with parts a template cannot hold, a 422. */
+function importOf(body: unknown) {
+  const resourceType = (body as { resourceType?: unknown } | null)?.resourceType
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || resourceType !== 'Questionnaire') {
+    throw new FhirError(400, 'invalid', `the body must be a Questionnaire, not ${String(resourceType ?? typeof body)}`)
+  }
+  return fromQuestionnaire(body)
+}
+
 /** If-Match as the repository checks it: FHIR clients send the weak ETag (W/"3") of meta.versionId. */
 function ifMatch(request: FastifyRequest) {
   const tags = ifMatchOf(request)
@@ -106,7 +115,7 @@ export default async function questionnaireRoutes(fastify: FastifyInstance) {
     '/Questionnaire',
     { config: { readAudit: 'write' }, schema: { hide: true }, preHandler: requireScope('Questionnaire', 'create') },
     async function createQuestionnaire(request, reply) {
-      const result = fromQuestionnaire(request.body)
+      const result = importOf(request.body)
       if (!result.ok) return sendRefusal(request, reply, result.issues)
       if (result.template.retired) {
         throw new FhirError(
@@ -138,7 +147,7 @@ export default async function questionnaireRoutes(fastify: FastifyInstance) {
         ])
       }
       const current = visible(request, id)
-      const result = fromQuestionnaire(request.body)
+      const result = importOf(request.body)
       if (!result.ok) return sendRefusal(request, reply, result.issues)
       const patch = replacement(current.record, result.template)
       const resource = await answerWrite(

@@ -133,22 +133,58 @@ test('a form template is an R4 Questionnaire: fields, types, choices, groups fro
   t.equal(hidden.status, 'retired')
 })
 
-test('texts with control characters, which a template may hold and FHIR may not, are answered as U+FFFD', async (t) => {
+test('texts with control characters or only whitespace, which a template may hold and FHIR may not, are answered with U+FFFD', async (t) => {
   const record: FormTemplate = {
     id: 'cccccccccccccccccccccccc',
     createdAt: 0,
     createdBy: 'x',
     type: 'a\u0001b',
     name: 'bell\u0007',
-    items: [{ id: 'q\u0000', type: 'multiplechoice', question: 'tab\tok', choices: ['x\u001f'] }],
+    description: ' \n ',
+    items: [
+      { id: 'q\u0000', type: 'multiplechoice', question: 'tab\tok', choices: ['x\u001f'] },
+      { id: 'q\u0001', type: 'date' },
+    ],
   }
   const q = toQuestionnaire({ record, version: 1, lastUpdated: 0 }, { canonicalBase: BASE })
   assertValidR4(t, q)
   t.match(q, {
     title: 'bell\ufffd',
+    description: '\ufffd',
     extension: [{ valueString: 'a\ufffdb' }],
-    item: [{ linkId: 'q\ufffd', text: 'tab\tok', answerOption: [{ valueString: 'x\ufffd' }] }],
+    item: [
+      { linkId: 'q\ufffd', text: 'tab\tok', answerOption: [{ valueString: 'x\ufffd' }] },
+      { linkId: 'q\ufffd~', type: 'date' },
+    ],
   })
+  const back = fromQuestionnaire(q)
+  t.ok(back.ok, 'its linkIds stay unique, so it imports')
+})
+
+test('the descriptive elements must have their FHIR shape: on import a 422, on the way out left out', async (t) => {
+  const expressions = issuesOf(
+    minimal([q('a')], { copyright: 5, code: 'x', experimental: 'yes', approvalDate: '2020-13', language: 'en US ' }),
+  ).map((issue) => issue.expression)
+  t.same(expressions.sort(), [
+    'Questionnaire.approvalDate',
+    'Questionnaire.code',
+    'Questionnaire.copyright',
+    'Questionnaire.experimental',
+    'Questionnaire.language',
+  ])
+  // A REST client may write anything into meta.fhir.
+  const record: FormTemplate = {
+    id: 'dddddddddddddddddddddddd',
+    createdAt: 0,
+    createdBy: 'x',
+    type: 'intake',
+    meta: { fhir: { copyright: 5, code: [], publisher: 'Ward 3', subjectType: ['Patient'] } },
+  }
+  const exported = toQuestionnaire({ record, version: 1, lastUpdated: 0 }, { canonicalBase: BASE })
+  assertValidR4(t, exported)
+  t.equal(exported.copyright, undefined)
+  t.equal(exported.code, undefined)
+  t.match(exported, { publisher: 'Ward 3', subjectType: ['Patient'] })
 })
 
 test('computable names follow que-0 whatever the title', async (t) => {

@@ -98,6 +98,11 @@ test('Questionnaires with parts a template cannot hold are a 422 naming each pat
   })
   t.equal(notJson.statusCode, 400)
   t.equal(notJson.json().resourceType, 'OperationOutcome')
+  for (const body of [{ resourceType: 'Patient' }, [], { status: 'active' }]) {
+    const wrong = await post(app, tokens.write, body)
+    t.equal(wrong.statusCode, 400, JSON.stringify(body))
+    assertValidFhir(t, wrong.json(), 'the 400 of a body that is no Questionnaire')
+  }
 })
 
 test('read: the template as a Questionnaire with its ETag; If-None-Match gives 304; unknown ids 404', async (t) => {
@@ -217,4 +222,19 @@ test('a PUT without our extensions keeps the type and subtype; an Idempotency-Ke
   t.match(again.headers['content-type'], /^application\/fhir\+json/)
   const list = (await get(app, tokens.read, '/form-templates?type=questionnaire')).json()
   t.equal(list.total, 1, 'one template made')
+})
+
+test('the CapabilityStatement lists exactly the Questionnaire interactions and search parameters there are', async (t) => {
+  const { app } = await buildTestApp(t)
+  const statement = (await app.inject({ url: '/fhir/metadata' })).json()
+  assertValidFhir(t, statement, 'the CapabilityStatement')
+  const questionnaire = statement.rest[0].resource.find((r: { type: string }) => r.type === 'Questionnaire')
+  t.same(
+    questionnaire.interaction.map((i: { code: string }) => i.code),
+    ['read', 'update', 'create', 'search-type'],
+  )
+  t.same(
+    questionnaire.searchParam.map((p: { name: string }) => p.name),
+    ['_id', '_lastUpdated', 'name', 'title', 'status', 'url', 'version'],
+  )
 })
