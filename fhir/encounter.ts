@@ -1,7 +1,7 @@
 import type { WardOccupant } from '../schemas/ward-occupants.js'
 import type { Resource } from './bundle.js'
 import { fhirId } from './ids.js'
-import { bedId, LOCATION_SYSTEMS, NO_FACILITY_NAME, wardId } from './location.js'
+import { bedId, LOCATION_SYSTEMS, NO_FACILITY_NAME } from './location.js'
 import { withMeta } from './meta.js'
 import { instant } from './search.js'
 
@@ -95,10 +95,10 @@ export function toEncounter(
         ...(stay.dischargedAt === undefined ? {} : { end: instant(stay.dischargedAt) }),
       },
     })),
-    serviceProvider: {
-      identifier: { system: LOCATION_SYSTEMS.ward, value: facility ?? '' },
-      display: facility ?? NO_FACILITY_NAME,
-    },
+    serviceProvider:
+      facility === null
+        ? { display: NO_FACILITY_NAME }
+        : { identifier: { system: LOCATION_SYSTEMS.ward, value: facility }, display: facility },
   }
   const lastUpdated = Math.max(...stays.map((s) => Math.max(s.createdAt, s.occupiedAt, s.dischargedAt ?? 0)))
   return {
@@ -114,6 +114,3 @@ export function toEncounter(
     resource: withMeta(resource, lastUpdated),
   }
 }
-
-/** The ward's Location of an encounter (its facility), for a reader who wants it. */
-export const wardOfEncounter = (view: EncounterView) => wardId(view.facility)

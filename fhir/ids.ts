@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto'
  * uses only letters, digits and `-`, any other byte written `.` + two lowercase hex digits, the
  * names joined by `..` (an escape is always `.` and two hex digits, so `..` is never part of one):
  * bed `A 12` of facility `ward-a` is `bd-ward-a..A.2012`. An id that would be longer than 64
- * characters is the prefix, a `.` and the first 52 characters of the base32 SHA-256 of the names
+ * characters is the prefix, a `.` and the base32 SHA-256 (52 characters) of the names
  * instead (`bd.` ...): still stable, no longer readable.
  */
 export type IdKind = 'ward' | 'room' | 'bed' | 'encounter'
@@ -50,7 +50,7 @@ export function fhirId(kind: IdKind, names: readonly string[]): string {
   const readable = `${PREFIX[kind]}-${names.map(escapePart).join('..')}`
   if (readable.length <= MAX_ID) return readable
   const digest = createHash('sha256').update(names.join('\u0000'), 'utf8').digest()
-  return `${PREFIX[kind]}.${base32(digest).slice(0, MAX_ID - 3)}`
+  return `${PREFIX[kind]}.${base32(digest)}`
 }
 
 /**

@@ -1,10 +1,12 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { handleError } from '../plugins/errors.js'
 import { utf8JsonParser } from '../plugins/json-body.js'
 import { FhirError, operationOutcome, outcomeOfErrorBody } from './outcome.js'
 import type { FhirRegistry } from './registry.js'
 import encounterRoutes from './routes/encounter.js'
 import locationRoutes from './routes/location.js'
 import metadataRoutes from './routes/metadata.js'
+import questionnaireRoutes from './routes/questionnaire.js'
 import smartRoutes from './routes/smart.js'
 
 export const FHIR_JSON = 'application/fhir+json'
@@ -74,7 +76,8 @@ export function fhirConventions(scope: FastifyInstance) {
   })
 
   scope.setErrorHandler(function fhirErrors(error: FastifyError | FhirError, request, reply) {
-    if (!(error instanceof FhirError)) throw error // the service's own handler answers it, onSend turns it into an outcome
+    // Any other error is answered by the service's own handler; onSend turns its body into an outcome.
+    if (!(error instanceof FhirError)) return handleError(error, request, reply)
     if (error.statusCode === 401) reply.header('www-authenticate', 'Bearer realm="facility-service"')
     request.log.info('FHIR request refused: %s', error.message)
     return reply
@@ -119,6 +122,7 @@ export default async function fhirApi(scope: FastifyInstance, opts: FhirPluginOp
   })
   await scope.register(locationRoutes)
   await scope.register(encounterRoutes)
+  await scope.register(questionnaireRoutes)
 }
 
 /** The FHIR routes anyone may read (the CapabilityStatement, the SMART configuration): registered at /fhir outside the authenticated scope. */

@@ -12,8 +12,6 @@ export type StayFilter =
   | { kind: 'encounters'; encounters: readonly string[] }
   /** encounters with a stay of one of these patients */
   | { kind: 'subjects'; subjects: readonly string[] }
-  /** encounters with a stay in one of these beds of the facility */
-  | { kind: 'beds'; facility: string | null; beds: readonly string[] }
 
 export interface EncounterStays {
   facility: string | null
@@ -68,16 +66,6 @@ export function createFhirReads(db: Database) {
       case 'subjects':
         return filter.subjects.flatMap((subject) =>
           keysOf(`${select} WHERE ${where(scope)} AND occupied_by = :subject`).all({ ...params, subject }),
-        )
-      case 'beds':
-        // A bed of another facility than the caller's is none of its business: no key at all.
-        if (scope.facility !== null && filter.facility !== scope.facility) return []
-        return filter.beds.flatMap((bed) =>
-          keysOf(`${select} WHERE ${where(scope)} AND bed = :bed AND facility IS :bedFacility`).all({
-            ...params,
-            bed,
-            bedFacility: filter.facility,
-          }),
         )
     }
   }

@@ -20,7 +20,7 @@ const NOT_READS: Record<string, string> = {
 }
 
 /** Pages and files that hold no patient data and answer without a token. */
-const PUBLIC = /^\/(?:health|openapi\.json|favicon\.ico|board(?:\/.*)?|docs(?:\/.*)?)$/
+const PUBLIC = /^\/(?:health|openapi\.json|favicon\.ico|board(?:\/.*)?|docs(?:\/.*)?|fhir\/metadata)$/
 
 const SOME_ID = '0123456789abcdef01234567'
 

@@ -1,0 +1,115 @@
+import { computableName } from '../domain/computable-name.js'
+import type { FormItem } from '../schemas/form-templates.js'
+import {
+  ENTRY_FORMAT,
+  EXTENSION,
+  FHIR_ITEM_TYPE,
+  type JsonObject,
+  KEPT_ELEMENTS,
+  type Questionnaire,
+  type QuestionnaireItem,
+  type VersionedTemplate,
+  YEAR_FORMAT,
+} from './questionnaire-model.js'
+
+// A form template as an R4 Questionnaire (docs/FHIR.md, "Questionnaire"). The way back, a
+// Questionnaire into a form template, is in questionnaire-import.ts.
+
+export {
+  fromQuestionnaire,
+  type ImportedTemplate,
+  type ImportIssue,
+  type ImportResult,
+} from './questionnaire-import.js'
+export * from './questionnaire-model.js'
+
+export function questionnaireUrl(canonicalBase: string, id: string): string {
+  return `${canonicalBase.replace(/\/+$/, '')}/Questionnaire/${id}`
+}
+
+export function toQuestionnaire(
+  { record, version, lastUpdated }: VersionedTemplate,
+  { canonicalBase }: { canonicalBase: string },
+): Questionnaire {
+  const extension: { url: string; valueString: string }[] = [{ url: EXTENSION.type, valueString: record.type }]
+  if (record.subtype !== undefined) extension.push({ url: EXTENSION.subtype, valueString: record.subtype })
+  const questionnaire: Questionnaire = {
+    resourceType: 'Questionnaire',
+    id: record.id,
+    meta: { versionId: String(version), lastUpdated: new Date(lastUpdated).toISOString() },
+    extension,
+    url: questionnaireUrl(canonicalBase, record.id),
+    version: String(version),
+    name: computableName(record.name ?? record.type),
+    status: record.hiddenAt === undefined ? 'active' : 'retired',
+    date: new Date(record.createdAt).toISOString(),
+  }
+  if (record.name !== undefined) questionnaire.title = record.name
+  if (record.description !== undefined) questionnaire.description = record.description
+  Object.assign(questionnaire, keptElements(record.meta))
+  const items = questionnaireItems(record.items ?? [])
+  if (items.length > 0) questionnaire.item = items
+  return questionnaire
+}
+
+function keptElements(meta: JsonObject | undefined): JsonObject {
+  const kept = meta?.fhir
+  if (typeof kept !== 'object' || kept === null || Array.isArray(kept)) return {}
+  const out: JsonObject = {}
+  for (const name of KEPT_ELEMENTS) {
+    const value = (kept as JsonObject)[name]
+    if (value !== undefined && value !== null) out[name] = value
+  }
+  return out
+}
+
+/** The items by `order` (those without one after, each group keeping the list's order), one group per `set`. */
+export function questionnaireItems(items: readonly FormItem[]): QuestionnaireItem[] {
+  const sorted = items
+    .map((item, index) => ({ item, index }))
+    .sort((a, b) => (a.item.order ?? Infinity) - (b.item.order ?? Infinity) || a.index - b.index)
+    .map(({ item }) => item)
+  const ids = new Set(items.map((item) => item.id))
+  const groups = new Map<string, QuestionnaireItem & { item: QuestionnaireItem[] }>()
+  const top: QuestionnaireItem[] = []
+  for (const item of sorted) {
+    const question = questionItem(item)
+    if (item.set === undefined) {
+      top.push(question)
+      continue
+    }
+    let group = groups.get(item.set)
+    if (group === undefined) {
+      group = { linkId: groupLinkId(item.set, ids), text: item.set, type: 'group', item: [] }
+      groups.set(item.set, group)
+      top.push(group)
+    }
+    group.item.push(question)
+  }
+  return top
+}
+
+/** A group's linkId, from its set's name, never one of the template's item ids. */
+function groupLinkId(set: string, ids: ReadonlySet<string>): string {
+  let linkId = `set:${set}`
+  while (ids.has(linkId)) linkId = `${linkId}~`
+  return linkId
+}
+
+function questionItem(item: FormItem): QuestionnaireItem {
+  const question: QuestionnaireItem = { linkId: item.id, type: FHIR_ITEM_TYPE[item.type] }
+  const extension: JsonObject[] = []
+  if (item.type === 'year') extension.push({ url: ENTRY_FORMAT, valueString: YEAR_FORMAT })
+  const choices = item.choices ?? []
+  // Only choice items may carry answerOption in R4 (que-5 and the types' meaning): the others keep theirs in our extension.
+  if (question.type !== 'choice')
+    for (const choice of choices) extension.push({ url: EXTENSION.choice, valueString: choice })
+  if (extension.length > 0) question.extension = extension
+  if (item.question !== undefined) question.text = item.question
+  if (item.required !== undefined) question.required = item.required
+  if (item.type === 'checklist') question.repeats = true
+  if (question.type === 'choice' && choices.length > 0) {
+    question.answerOption = choices.map((choice) => ({ valueString: choice }))
+  }
+  return question
+}
