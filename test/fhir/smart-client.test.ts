@@ -124,6 +124,28 @@ t.test('user/*.cruds and v1 user/*.read: Locations and Encounters, of ward A onl
   }
 })
 
+t.test('what a search includes needs a scope too: no Encounters through a Location scope', async (t) => {
+  const { app } = await ward(t)
+  const locationsOnly = await signIn(app, 'openid user/Location.rs', 'ann')
+  const revinclude = await raw(locationsOnly, 'Location?_revinclude=Encounter:location')
+  t.equal(revinclude.status, 403)
+  t.match(revinclude.body, { issue: [{ code: 'forbidden', diagnostics: 'missing scope user/Encounter.rs' }] })
+  t.notMatch(JSON.stringify(revinclude.body), /enc-1/, 'no Encounter in the refusal')
+
+  const encountersOnly = await signIn(app, 'openid user/Encounter.rs', 'ann')
+  const include = await raw(encountersOnly, 'Encounter?_include=Encounter:location')
+  t.equal(include.status, 403)
+  t.match(include.body, { issue: [{ diagnostics: 'missing scope user/Location.rs' }] })
+
+  const both = await signIn(app, 'openid user/Location.rs user/Encounter.rs', 'ann')
+  const beds = (await both.request('Location?_revinclude=Encounter:location')) as Bundle
+  t.equal(
+    beds.entry?.filter((e) => e.resource.resourceType === 'Encounter').length,
+    2,
+    "with both scopes: ward A's two Encounters beside their beds",
+  )
+})
+
 t.test('patient/ scopes grant nothing here, and the refusal says so', async (t) => {
   const { app } = await ward(t)
   const client = await signIn(app, 'openid patient/Encounter.rs', 'ann')
