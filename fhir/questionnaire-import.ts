@@ -18,7 +18,9 @@ export interface ImportIssue {
 
 /** What a Questionnaire says about a template: its fields (a create body) and whether it is retired. */
 export interface ImportedTemplate {
-  type: string
+  /** from our extension; absent: a new template's type is DEFAULT_TEMPLATE_TYPE, an updated one keeps its own */
+  type?: string
+  /** from our extension; absent: an updated template keeps its own */
   subtype?: string
   name?: string
   description?: string
@@ -31,7 +33,7 @@ export interface ImportedTemplate {
 
 export type ImportResult = { ok: true; template: ImportedTemplate } | { ok: false; issues: ImportIssue[] }
 
-/** The template type of a Questionnaire that does not carry ours. */
+/** The type of a template created from a Questionnaire that does not carry ours. */
 export const DEFAULT_TEMPLATE_TYPE = 'questionnaire'
 
 /** Server-owned or regenerated on every read: accepted and not kept (see the table). */
@@ -113,7 +115,7 @@ export function fromQuestionnaire(resource: unknown): ImportResult {
     issues.add('Questionnaire', 'the body must be a Questionnaire resource')
     return { ok: false, issues: issues.issues }
   }
-  const template: ImportedTemplate = { type: DEFAULT_TEMPLATE_TYPE, items: [], retired: false }
+  const template: ImportedTemplate = { items: [], retired: false }
   const fhirMeta: JsonObject = {}
   for (const [key, value] of Object.entries(resource)) {
     if (KEPT.has(key)) fhirMeta[key] = value

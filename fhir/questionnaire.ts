@@ -16,12 +16,22 @@ import {
 // Questionnaire into a form template, is in questionnaire-import.ts.
 
 export {
+  DEFAULT_TEMPLATE_TYPE,
   fromQuestionnaire,
   type ImportedTemplate,
   type ImportIssue,
   type ImportResult,
 } from './questionnaire-import.js'
 export * from './questionnaire-model.js'
+
+/**
+ * A text as a FHIR string (`[\r\n\t\u0020-\uFFFF]+`): the control characters a template may hold
+ * and FHIR may not are answered as U+FFFD.
+ */
+export function fhirString(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters FHIR strings exclude
+  return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '\uFFFD')
+}
 
 export function questionnaireUrl(canonicalBase: string, id: string): string {
   return `${canonicalBase.replace(/\/+$/, '')}/Questionnaire/${id}`
@@ -31,8 +41,10 @@ export function toQuestionnaire(
   { record, version, lastUpdated }: VersionedTemplate,
   { canonicalBase }: { canonicalBase: string },
 ): Questionnaire {
-  const extension: { url: string; valueString: string }[] = [{ url: EXTENSION.type, valueString: record.type }]
-  if (record.subtype !== undefined) extension.push({ url: EXTENSION.subtype, valueString: record.subtype })
+  const extension: { url: string; valueString: string }[] = [
+    { url: EXTENSION.type, valueString: fhirString(record.type) },
+  ]
+  if (record.subtype !== undefined) extension.push({ url: EXTENSION.subtype, valueString: fhirString(record.subtype) })
   const questionnaire: Questionnaire = {
     resourceType: 'Questionnaire',
     id: record.id,
@@ -44,8 +56,8 @@ export function toQuestionnaire(
     status: record.hiddenAt === undefined ? 'active' : 'retired',
     date: new Date(record.createdAt).toISOString(),
   }
-  if (record.name !== undefined) questionnaire.title = record.name
-  if (record.description !== undefined) questionnaire.description = record.description
+  if (record.name !== undefined) questionnaire.title = fhirString(record.name)
+  if (record.description !== undefined) questionnaire.description = fhirString(record.description)
   Object.assign(questionnaire, keptElements(record.meta))
   const items = questionnaireItems(record.items ?? [])
   if (items.length > 0) questionnaire.item = items
@@ -80,7 +92,7 @@ export function questionnaireItems(items: readonly FormItem[]): QuestionnaireIte
     }
     let group = groups.get(item.set)
     if (group === undefined) {
-      group = { linkId: groupLinkId(item.set, ids), text: item.set, type: 'group', item: [] }
+      group = { linkId: fhirString(groupLinkId(item.set, ids)), text: fhirString(item.set), type: 'group', item: [] }
       groups.set(item.set, group)
       top.push(group)
     }
@@ -97,19 +109,19 @@ function groupLinkId(set: string, ids: ReadonlySet<string>): string {
 }
 
 function questionItem(item: FormItem): QuestionnaireItem {
-  const question: QuestionnaireItem = { linkId: item.id, type: FHIR_ITEM_TYPE[item.type] }
+  const question: QuestionnaireItem = { linkId: fhirString(item.id), type: FHIR_ITEM_TYPE[item.type] }
   const extension: JsonObject[] = []
   if (item.type === 'year') extension.push({ url: ENTRY_FORMAT, valueString: YEAR_FORMAT })
   const choices = item.choices ?? []
   // Only choice items may carry answerOption in R4 (que-5 and the types' meaning): the others keep theirs in our extension.
   if (question.type !== 'choice')
-    for (const choice of choices) extension.push({ url: EXTENSION.choice, valueString: choice })
+    for (const choice of choices) extension.push({ url: EXTENSION.choice, valueString: fhirString(choice) })
   if (extension.length > 0) question.extension = extension
-  if (item.question !== undefined) question.text = item.question
+  if (item.question !== undefined) question.text = fhirString(item.question)
   if (item.required !== undefined) question.required = item.required
   if (item.type === 'checklist') question.repeats = true
   if (question.type === 'choice' && choices.length > 0) {
-    question.answerOption = choices.map((choice) => ({ valueString: choice }))
+    question.answerOption = choices.map((choice) => ({ valueString: fhirString(choice) }))
   }
   return question
 }

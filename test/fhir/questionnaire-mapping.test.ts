@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { test } from 'tap'
 import { computableName } from '../../domain/computable-name.js'
 import {
+  DEFAULT_TEMPLATE_TYPE,
   EXTENSION,
   fromQuestionnaire,
   type ImportedTemplate,
@@ -22,7 +23,7 @@ function recordOf(imported: ImportedTemplate, id = 'aaaaaaaaaaaaaaaaaaaaaaaa', c
     id,
     createdAt: imported.createdAt ?? createdAt,
     createdBy: 'nurse-1',
-    type: imported.type,
+    type: imported.type ?? DEFAULT_TEMPLATE_TYPE,
   }
   if (imported.subtype !== undefined) record.subtype = imported.subtype
   if (imported.name !== undefined) record.name = imported.name
@@ -132,6 +133,24 @@ test('a form template is an R4 Questionnaire: fields, types, choices, groups fro
   t.equal(hidden.status, 'retired')
 })
 
+test('texts with control characters, which a template may hold and FHIR may not, are answered as U+FFFD', async (t) => {
+  const record: FormTemplate = {
+    id: 'cccccccccccccccccccccccc',
+    createdAt: 0,
+    createdBy: 'x',
+    type: 'a\u0001b',
+    name: 'bell\u0007',
+    items: [{ id: 'q\u0000', type: 'multiplechoice', question: 'tab\tok', choices: ['x\u001f'] }],
+  }
+  const q = toQuestionnaire({ record, version: 1, lastUpdated: 0 }, { canonicalBase: BASE })
+  assertValidR4(t, q)
+  t.match(q, {
+    title: 'bell\ufffd',
+    extension: [{ valueString: 'a\ufffdb' }],
+    item: [{ linkId: 'q\ufffd', text: 'tab\tok', answerOption: [{ valueString: 'x\ufffd' }] }],
+  })
+})
+
 test('computable names follow que-0 whatever the title', async (t) => {
   t.equal(computableName('PHQ-9 quick depression'), 'PHQ9QuickDepression')
   t.equal(computableName('Fièvre à l’admission'), 'FievreALAdmission')
@@ -142,8 +161,8 @@ test('computable names follow que-0 whatever the title', async (t) => {
 
 test('the FHIR R4 example f201 (Lifelines) imports, and export -> import -> export is stable', async (t) => {
   const template = imported(sample('f201-lifelines.json'))
+  t.equal(template.type, undefined, 'no type of ours: a new template is a questionnaire')
   t.match(template, {
-    type: 'questionnaire',
     createdAt: Date.UTC(2010, 0, 1),
     retired: false,
     fhirMeta: { subjectType: ['Patient'], code: [{ code: 'VL 1-1, 18-65_1.2.2' }] },
@@ -293,13 +312,15 @@ test('each part a form template cannot hold is an issue at its path; what it ign
 
 const text = (max: number) =>
   fc.string({ minLength: 1, maxLength: max, unit: 'grapheme-ascii' }).filter((s) => s.trim() === s && s.length > 0)
+/** Any text a template may hold, control characters too (a FHIR string cannot: they come back as U+FFFD). */
+const anyText = (max: number) => fc.string({ minLength: 1, maxLength: max, unit: 'binary' })
 const choicesOf = fc.uniqueArray(text(12), { minLength: 1, maxLength: 4 })
 const itemOf = (id: string) =>
   fc
     .record(
       {
         type: fc.constantFrom(...ITEM_TYPES),
-        question: text(30),
+        question: anyText(30),
         required: fc.boolean(),
         order: fc.integer({ min: -5, max: 5 }),
         set: fc.constantFrom('Vitals', 'Pain', 'set:b'),
@@ -319,9 +340,9 @@ const templateOf = fc
     fc
       .record(
         {
-          name: text(40),
-          subtype: text(10),
-          description: text(40),
+          name: anyText(40),
+          subtype: anyText(10),
+          description: anyText(40),
           hidden: fc.boolean(),
           fhir: fc.record({ publisher: text(10), experimental: fc.boolean() }),
         },

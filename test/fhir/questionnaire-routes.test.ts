@@ -188,3 +188,33 @@ test('update: If-Match checked (412 when stale), no If-Match proceeds, id must m
     ['create', 'patch', 'patch'],
   )
 })
+
+test('a PUT without our extensions keeps the type and subtype; an Idempotency-Key retry of a POST creates once', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const made = await app.inject({
+    method: 'POST',
+    url: '/form-templates',
+    headers: bearer(tokens.write),
+    payload: { ...painForm, subtype: 'adult' },
+  })
+  const id = made.json().id
+  const generic = { resourceType: 'Questionnaire', id, status: 'active', title: 'From a form builder' }
+  const updated = await put(app, tokens.write, id, generic)
+  t.equal(updated.statusCode, 200, updated.body)
+  const rest = (await get(app, tokens.read, `/form-templates/${id}`)).json()
+  t.match(rest, { type: 'intake', subtype: 'adult', name: 'From a form builder' })
+  t.notOk(rest.items, 'the items are what the Questionnaire says: none')
+
+  const headers = { ...bearer(tokens.write), ...FHIR, 'idempotency-key': 'import-1' }
+  const payload = sample('f201-lifelines.json')
+  const first = await app.inject({ method: 'POST', url: '/fhir/Questionnaire', headers, payload })
+  const again = await app.inject({ method: 'POST', url: '/fhir/Questionnaire', headers, payload })
+  t.equal(first.statusCode, 201)
+  t.equal(again.statusCode, 200, 'the retry gets the first answer')
+  t.equal(again.headers['idempotent-replayed'], 'true')
+  t.equal(again.json().id, first.json().id)
+  t.equal(again.headers.etag, first.headers.etag)
+  t.match(again.headers['content-type'], /^application\/fhir\+json/)
+  const list = (await get(app, tokens.read, '/form-templates?type=questionnaire')).json()
+  t.equal(list.total, 1, 'one template made')
+})
