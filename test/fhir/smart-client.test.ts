@@ -184,3 +184,31 @@ t.test('a provider token with no SMART scope may do nothing on /fhir; a service 
   const service = await fetch(`${fhirBase}/Encounter`, { headers: bearer(server.admin) })
   t.equal(service.status, 200, 'an fs_ token: its role alone decides')
 })
+
+t.test('scopes only narrow the role: a write needs both the scope and a write role', async (t) => {
+  const { provider, fhirBase } = await ward(t)
+  const questionnaire = JSON.stringify({
+    resourceType: 'Questionnaire',
+    status: 'active',
+    title: 'Pain',
+    item: [{ linkId: 'where', text: 'Where does it hurt?', type: 'string' }],
+  })
+  const post = async (roles: string[], scope: string) => {
+    const token = await provider.sign({ sub: 'cy', realm_access: { roles }, facility: 'A', scope })
+    const res = await fetch(`${fhirBase}/Questionnaire`, {
+      method: 'POST',
+      headers: { ...bearer(token), 'content-type': 'application/fhir+json' },
+      body: questionnaire,
+    })
+    return { status: res.status, body: (await res.json()) as { issue?: { diagnostics: string }[] } }
+  }
+  const readOnlyScope = await post(['ward-nurse'], 'user/*.rs')
+  t.equal(readOnlyScope.status, 403, 'a nurse with read scopes only')
+  t.equal(readOnlyScope.body.issue?.[0]?.diagnostics, 'missing scope user/Questionnaire.c')
+  const viewer = await post(['ward-viewer'], 'user/*.cruds')
+  t.equal(viewer.status, 403, 'a viewer with every scope: the role still says no')
+  t.match(viewer.body.issue?.[0]?.diagnostics, /needs a write token/)
+  const created = await post(['ward-nurse'], 'user/Questionnaire.c')
+  t.equal(created.status, 201, JSON.stringify(created.body))
+  t.equal((await post(['ward-nurse'], 'user/Questionnaire.write')).status, 201, 'the v1 spelling')
+})
