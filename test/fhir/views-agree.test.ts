@@ -7,13 +7,16 @@ import { encounterId } from '../../fhir/encounter.js'
 import { bedId, TABLE_0116_OF_STATE } from '../../fhir/location.js'
 import type { WardOccupant } from '../../schemas/ward-occupants.js'
 import { bearer } from '../helper.js'
+import { ackOf, openSender, type Sender } from '../hl7/client.js'
+import { adt } from '../hl7/messages.js'
 import { propertyRuns } from '../property-runs.js'
 import { sharedCompilers } from '../shared-compilers.js'
 
 /**
  * The FHIR view and the REST view of the same ward say the same, for every token. fast-check draws
  * ward histories through the REST API (admissions, transfers, discharges and re-openings, cancels,
- * moves between facilities, a change of doctor); then, for an unbound admin and a token of each
+ * moves between facilities, a change of doctor) and through the ADT feed over MLLP (A01 admit, A02
+ * transfer, to another facility too, A03 discharge, and their cancels A11, A12, A13); then, for an unbound admin and a token of each
  * facility, every Encounter of `GET /fhir/Encounter` (paged by its next links) is what that token's
  * `GET /ward-occupants` says of that encounter in that facility, no more and no fewer, and every
  * bed Location of `GET /fhir/Location` is a bed of its `GET /beds`, with the same status.
@@ -30,6 +33,10 @@ const patientOf = (encounter: string) => `p-${encounter.slice(4)}`
 type Step =
   | { kind: 'admit' | 'transfer' | 'move'; encounter: number; facility: number; bed: number }
   | { kind: 'discharge' | 'reopen' | 'cancel' | 'doctor'; pick: number }
+  | { kind: 'adt'; event: string; encounter: number; facility: number; bed: number }
+
+/** The ADT events of a stay's life: admit, transfer, discharge, and the cancel of each. */
+const EVENTS = ['A01', 'A02', 'A03', 'A11', 'A12', 'A13']
 
 const index = fc.nat(20)
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -53,15 +60,29 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     }),
     weight: 4,
   },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('adt' as const),
+      event: fc.constantFrom(...EVENTS),
+      encounter: index,
+      facility: index,
+      bed: index,
+    }),
+    weight: 4,
+  },
 )
 
 const at = <T>(items: readonly T[], i: number) => items[i % items.length] as T
 
 type App = Awaited<ReturnType<typeof buildApp>>
 
-async function play(app: App, admin: string, steps: Step[]): Promise<void> {
-  const stays: string[] = []
+const hl7Time = (ms: number) => new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14)
+
+/** Plays the steps; answers how many ADT messages the ward applied. */
+async function play(app: App, admin: string, sender: Sender, steps: Step[]): Promise<number> {
+  let applied = 0
   let clock = Date.parse('2026-01-05T08:00:00Z')
+  let control = 0
   const send = async (method: 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) => {
     const res = await app.inject({ method, url, headers: bearer(admin), ...(payload ? { payload } : {}) })
     if (res.statusCode >= 500) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
@@ -77,7 +98,28 @@ async function play(app: App, admin: string, steps: Step[]): Promise<void> {
       facility,
       occupiedAt: clock,
     })
-    if (created) stays.push(created.id)
+    return created
+  }
+  /** Every stay's id, oldest first: the ADT feed's as well as the API's. */
+  const stays = async () => {
+    const res = await app.inject({ url: '/ward-occupants?$limit=1000&$sort[createdAt]=1', headers: bearer(admin) })
+    return (res.json().wardOccupants as WardOccupant[]).map((o) => o.id)
+  }
+  const feed = async (event: string, encounter: string, facility: string, bed: string) => {
+    clock += 60_000
+    const text = adt({
+      control: `MSG${++control}`,
+      event,
+      encounter,
+      patient: patientOf(encounter),
+      facility,
+      room: roomOf(bed),
+      bed,
+      at: hl7Time(clock),
+    })
+    const ack = ackOf(await sender.send(text))
+    if (ack.code !== 'AA' && ack.code !== 'AE') throw new Error(`${event}: ${ack.code} ${ack.text}`)
+    if (ack.code === 'AA') applied++
   }
   const activeStay = async (encounter: string): Promise<WardOccupant | undefined> => {
     const res = await app.inject({
@@ -87,7 +129,8 @@ async function play(app: App, admin: string, steps: Step[]): Promise<void> {
     return (res.json().wardOccupants as WardOccupant[])[0]
   }
   for (const s of steps) {
-    if (s.kind === 'admit') await admit(at(ENCOUNTERS, s.encounter), at(FACILITIES, s.facility), at(BEDS, s.bed))
+    if (s.kind === 'adt') await feed(s.event, at(ENCOUNTERS, s.encounter), at(FACILITIES, s.facility), at(BEDS, s.bed))
+    else if (s.kind === 'admit') await admit(at(ENCOUNTERS, s.encounter), at(FACILITIES, s.facility), at(BEDS, s.bed))
     else if (s.kind === 'transfer' || s.kind === 'move') {
       const encounter = at(ENCOUNTERS, s.encounter)
       const current = await activeStay(encounter)
@@ -95,13 +138,16 @@ async function play(app: App, admin: string, steps: Step[]): Promise<void> {
       await send('PATCH', `/ward-occupants/${current.id}`, { discharge: true })
       const facility = s.kind === 'move' ? (current.facility === 'A' ? 'B' : 'A') : (current.facility as string)
       await admit(encounter, facility, at(BEDS, s.bed))
-    } else if (stays.length > 0 && 'pick' in s) {
-      const id = at(stays, s.pick)
+    } else if ('pick' in s) {
+      const ids = await stays()
+      if (ids.length === 0) continue
+      const id = at(ids, s.pick)
       if (s.kind === 'cancel') await send('DELETE', `/ward-occupants/${id}`)
       else if (s.kind === 'doctor') await send('PATCH', `/ward-occupants/${id}`, { provider: `DR${s.pick % 3}` })
       else await send('PATCH', `/ward-occupants/${id}`, { discharge: s.kind === 'discharge' })
     }
   }
+  return applied
 }
 
 type Entry = { resource: Record<string, unknown> & { id: string }; search?: { mode: string } }
@@ -192,67 +238,65 @@ async function bedsFromRest(app: App, token: string, facilities: readonly string
   return beds
 }
 
+type Reached = { encounters: number; moved: number; finished: number; paged: number; adt: number }
+
+/** One token's two views of the ward, compared; what they held is counted in `reached`. */
+async function compareViews(app: App, token: string, facilities: readonly string[], count: number, reached: Reached) {
+  const expected = encountersFromRest(await restRecords(app, token))
+  const encounters = await fhirAll(app, token, `/fhir/Encounter?_count=${count}`)
+  const seen = new Map(encounters.map((e) => [e.resource.id, encounterFacts(e.resource)]))
+  if (seen.size !== encounters.length) throw new Error('an Encounter came twice across the pages')
+  assertSame([...seen.keys()].sort(), [...expected.keys()].sort(), `${facilities}: the Encounters`)
+  for (const [id, facts] of seen) assertSame(facts, expected.get(id), `${facilities}: Encounter ${id}`)
+  reached.encounters += seen.size
+  reached.paged += seen.size > count ? 1 : 0
+  for (const facts of seen.values()) reached.finished += facts.status === 'finished' ? 1 : 0
+  if (facilities.length === 2) reached.moved += seen.size - new Set([...seen.values()].map((f) => f.identifier)).size
+
+  const beds = await bedsFromRest(app, token, facilities)
+  const locations = await fhirAll(app, token, `/fhir/Location?_count=${count + 2}`)
+  const fhirBeds = locations
+    .filter((e) => (e.resource.physicalType as { coding: { code: string }[] }).coding[0]?.code === 'bd')
+    .map((e) => [e.resource.id, (e.resource.operationalStatus as { code: string }).code])
+  assertSame(Object.fromEntries(fhirBeds), Object.fromEntries(beds), `${facilities}: the beds and their status`)
+}
+
 test('the FHIR view and the REST view say the same, for every token', async (t) => {
-  const reached = { encounters: 0, moved: 0, finished: 0, paged: 0 }
+  const reached: Reached = { encounters: 0, moved: 0, finished: 0, paged: 0, adt: 0 }
+  const config = defaultConfig({
+    DATABASE_PATH: ':memory:',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: 0,
+    HL7_PORT: 0,
+    HL7_TIMEZONE: 'UTC',
+  })
   await fc.assert(
     fc.asyncProperty(
       fc.array(step, { minLength: 1, maxLength: 24 }),
       fc.integer({ min: 1, max: 4 }),
       async (steps, count) => {
-        const app = await buildApp(
-          defaultConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 }),
-          sharedCompilers,
-        )
+        const app = await buildApp(config, sharedCompilers)
+        const sender = await openSender(app.hl7.port as number)
         const token = (role: Role, facility: string | null) =>
           app.tokens.create({ account: `${role}-${facility}`, role, facility }).token
         try {
           const admin = token('admin', null)
-          await play(app, admin, steps)
-          const viewers = [
-            { token: admin, facilities: FACILITIES },
-            { token: token('read', 'A'), facilities: ['A'] },
-            { token: token('write', 'B'), facilities: ['B'] },
-          ]
-          for (const { token, facilities } of viewers) {
-            const expected = encountersFromRest(await restRecords(app, token))
-            const encounters = await fhirAll(app, token, `/fhir/Encounter?_count=${count}`)
-            const seen = new Map(encounters.map((e) => [e.resource.id, encounterFacts(e.resource)]))
-            if (seen.size !== encounters.length) throw new Error('an Encounter came twice across the pages')
-            assertSame([...seen.keys()].sort(), [...expected.keys()].sort(), `${facilities}: the Encounters`)
-            reached.encounters += seen.size
-            reached.paged += seen.size > count ? 1 : 0
-            for (const facts of seen.values()) reached.finished += facts.status === 'finished' ? 1 : 0
-            if (facilities.length === 2) {
-              const byNumber = new Set([...seen.values()].map((f) => f.identifier))
-              reached.moved += seen.size - byNumber.size
-            }
-            for (const [id, facts] of seen) assertSame(facts, expected.get(id), `${facilities}: Encounter ${id}`)
-
-            const beds = await bedsFromRest(app, token, facilities)
-            const locations = await fhirAll(app, token, `/fhir/Location?_count=${count + 2}`)
-            const fhirBeds = new Map(
-              locations
-                .filter((e) => (e.resource.physicalType as { coding: { code: string }[] }).coding[0]?.code === 'bd')
-                .map((e) => [e.resource.id, (e.resource.operationalStatus as { code: string }).code]),
-            )
-            assertSame(
-              Object.fromEntries(fhirBeds),
-              Object.fromEntries(beds),
-              `${facilities}: the beds and their status`,
-            )
-          }
+          await play(app, admin, sender, steps)
+          reached.adt += steps.some((s) => s.kind === 'adt') ? 1 : 0
+          await compareViews(app, admin, FACILITIES, count, reached)
+          await compareViews(app, token('read', 'A'), ['A'], count, reached)
+          await compareViews(app, token('write', 'B'), ['B'], count, reached)
         } finally {
+          await sender.close()
           await app.close()
         }
       },
     ),
-    { numRuns: propertyRuns(20) },
+    { numRuns: propertyRuns(30) },
   )
-  // The histories reached what they are for: encounters, finished ones, one in two facilities, pages.
-  t.ok(
-    reached.encounters > 0 && reached.finished > 0 && reached.moved > 0 && reached.paged > 0,
-    JSON.stringify(reached),
-  )
+  // The histories reached what they are for: encounters, finished ones, one in two facilities, pages, ADT.
+  const { encounters, finished, moved, paged, adt: fed } = reached
+  t.ok(encounters > 0 && finished > 0 && moved > 0 && paged > 0 && fed > 0, JSON.stringify(reached))
 })
 
 function assertSame(actual: unknown, expected: unknown, what: string): void {
