@@ -16,8 +16,8 @@ import { sharedCompilers } from '../shared-compilers.js'
  * The FHIR view and the REST view of the same ward say the same, for every token. fast-check draws
  * ward histories through the REST API (admissions, transfers, discharges and re-openings, cancels,
  * moves between facilities, a change of doctor) and through the ADT feed over MLLP (A01 admit, A02
- * transfer, to another facility too, A03 discharge, and their cancels A11, A12, A13); then, for an unbound admin and a token of each
- * facility, every Encounter of `GET /fhir/Encounter` (paged by its next links) is what that token's
+ * transfer, to another facility too, A03 discharge, and their cancels A11, A12, A13); then, for
+ * an unbound admin and a token of each facility, every Encounter of `GET /fhir/Encounter` (paged by its next links) is what that token's
  * `GET /ward-occupants` says of that encounter in that facility, no more and no fewer, and every
  * bed Location of `GET /fhir/Location` is a bed of its `GET /beds`, with the same status.
  * The mapping is written out here again from the REST records (not core's code), so that a slip in
