@@ -112,6 +112,36 @@ export function refusalText(
     : base
 }
 
+/** The resource type each reference search parameter of an `_include` points at (without a `:Type`). */
+const REFERENCE_TARGETS: ReadonlyMap<string, string> = new Map([
+  ['location', 'Location'],
+  ['partof', 'Location'],
+])
+
+function values(value: unknown): string[] {
+  const list = Array.isArray(value) ? value : [value]
+  return list.filter((v): v is string => typeof v === 'string').flatMap((v) => v.split(','))
+}
+
+/**
+ * The resource types a search's `_include` (`Encounter:location` adds Locations) and
+ * `_revinclude` (`Encounter:location` adds Encounters) would put in its Bundle: each needs a scope
+ * of its own, or a Location scope would read Encounters through an include.
+ */
+export function includedTypes(query: Readonly<Record<string, unknown>>): string[] {
+  const types = new Set<string>()
+  for (const value of values(query._include)) {
+    const [, param = '', target] = value.split(':')
+    const type = target ?? REFERENCE_TARGETS.get(param)
+    if (type !== undefined) types.add(type)
+  }
+  for (const value of values(query._revinclude)) {
+    const [source = ''] = value.split(':')
+    if (source !== '') types.add(source)
+  }
+  return [...types]
+}
+
 /** The scopes /.well-known/smart-configuration lists: what this server honours. */
 export const SCOPES_SUPPORTED: readonly string[] = [
   'openid',

@@ -32,12 +32,8 @@ export default async function smartRoutes(fastify: FastifyInstance) {
   fastify.get(
     '/.well-known/smart-configuration',
     {
-      schema: {
-        summary: "SMART on FHIR configuration: the identity provider's endpoints, the scopes and capabilities",
-        tags: ['fhir'],
-        security: [],
-        response: { 200: SmartConfigurationSchema },
-      },
+      // Outside the OpenAPI document, like every /fhir route (docs/FHIR.md describes them).
+      schema: { hide: true, response: { 200: SmartConfigurationSchema } },
     },
     async function getSmartConfiguration(_request, reply) {
       const provider = fastify.providerTokens

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { test } from 'tap'
-import { type FhirInteraction, parseScope, refusalText, scopeDecision } from '../../fhir/scopes.js'
+import { type FhirInteraction, includedTypes, parseScope, refusalText, scopeDecision } from '../../fhir/scopes.js'
 import { propertyRuns } from '../property-runs.js'
 
 const INTERACTIONS: readonly FhirInteraction[] = ['read', 'search', 'create', 'update', 'delete']
@@ -130,6 +130,16 @@ test('parseScope reads the grammar and nothing else', async (t) => {
   t.same(parseScope('system/*.write')?.permissions, new Set(['c', 'u', 'd']))
   t.equal(parseScope('user/Encounter.constructor'), null, 'no property of an object is a spelling')
   t.equal(parseScope('user/Encounter.toString'), null)
+})
+
+test('the types a search includes need scopes of their own', async (t) => {
+  t.same(includedTypes({ _revinclude: 'Encounter:location' }), ['Encounter'])
+  t.same(includedTypes({ _include: 'Encounter:location' }), ['Location'])
+  t.same(includedTypes({ _include: ['Encounter:subject:Patient', 'Location:partof'] }), ['Patient', 'Location'])
+  t.same(includedTypes({ _include: 'Encounter:location,Encounter:part-of:Encounter' }), ['Location', 'Encounter'])
+  t.same(includedTypes({ _include: 'Encounter:unknown', _revinclude: ':location' }), [], 'nothing to name')
+  t.same(includedTypes({ '_include:iterate': 'Encounter:location', name: 'x' }), [], 'only _include and _revinclude')
+  t.same(includedTypes({}), [])
 })
 
 // ---- The property: an independent model of the grammar, written without regular expressions. ----

@@ -124,6 +124,28 @@ t.test('user/*.cruds and v1 user/*.read: Locations and Encounters, of ward A onl
   }
 })
 
+t.test('what a search includes needs a scope too: no Encounters through a Location scope', async (t) => {
+  const { app } = await ward(t)
+  const locationsOnly = await signIn(app, 'openid user/Location.rs', 'ann')
+  const revinclude = await raw(locationsOnly, 'Location?_revinclude=Encounter:location')
+  t.equal(revinclude.status, 403)
+  t.match(revinclude.body, { issue: [{ code: 'forbidden', diagnostics: 'missing scope user/Encounter.rs' }] })
+  t.notMatch(JSON.stringify(revinclude.body), /enc-1/, 'no Encounter in the refusal')
+
+  const encountersOnly = await signIn(app, 'openid user/Encounter.rs', 'ann')
+  const include = await raw(encountersOnly, 'Encounter?_include=Encounter:location')
+  t.equal(include.status, 403)
+  t.match(include.body, { issue: [{ diagnostics: 'missing scope user/Location.rs' }] })
+
+  const both = await signIn(app, 'openid user/Location.rs user/Encounter.rs', 'ann')
+  const beds = (await both.request('Location?_revinclude=Encounter:location')) as Bundle
+  t.equal(
+    beds.entry?.filter((e) => e.resource.resourceType === 'Encounter').length,
+    2,
+    "with both scopes: ward A's two Encounters beside their beds",
+  )
+})
+
 t.test('patient/ scopes grant nothing here, and the refusal says so', async (t) => {
   const { app } = await ward(t)
   const client = await signIn(app, 'openid patient/Encounter.rs', 'ann')
@@ -161,4 +183,32 @@ t.test('a provider token with no SMART scope may do nothing on /fhir; a service 
   t.match(await refused.json(), { issue: [{ code: 'forbidden', diagnostics: 'missing scope user/Location.rs' }] })
   const service = await fetch(`${fhirBase}/Encounter`, { headers: bearer(server.admin) })
   t.equal(service.status, 200, 'an fs_ token: its role alone decides')
+})
+
+t.test('scopes only narrow the role: a write needs both the scope and a write role', async (t) => {
+  const { provider, fhirBase } = await ward(t)
+  const questionnaire = JSON.stringify({
+    resourceType: 'Questionnaire',
+    status: 'active',
+    title: 'Pain',
+    item: [{ linkId: 'where', text: 'Where does it hurt?', type: 'string' }],
+  })
+  const post = async (roles: string[], scope: string) => {
+    const token = await provider.sign({ sub: 'cy', realm_access: { roles }, facility: 'A', scope })
+    const res = await fetch(`${fhirBase}/Questionnaire`, {
+      method: 'POST',
+      headers: { ...bearer(token), 'content-type': 'application/fhir+json' },
+      body: questionnaire,
+    })
+    return { status: res.status, body: (await res.json()) as { issue?: { diagnostics: string }[] } }
+  }
+  const readOnlyScope = await post(['ward-nurse'], 'user/*.rs')
+  t.equal(readOnlyScope.status, 403, 'a nurse with read scopes only')
+  t.equal(readOnlyScope.body.issue?.[0]?.diagnostics, 'missing scope user/Questionnaire.c')
+  const viewer = await post(['ward-viewer'], 'user/*.cruds')
+  t.equal(viewer.status, 403, 'a viewer with every scope: the role still says no')
+  t.match(viewer.body.issue?.[0]?.diagnostics, /needs a write token/)
+  const created = await post(['ward-nurse'], 'user/Questionnaire.c')
+  t.equal(created.status, 201, JSON.stringify(created.body))
+  t.equal((await post(['ward-nurse'], 'user/Questionnaire.write')).status, 201, 'the v1 spelling')
 })
