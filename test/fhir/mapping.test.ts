@@ -72,7 +72,7 @@ t.test('Location: ward, rooms and beds, with the bed status of table 0116', asyn
     [['ward', 'wa-W'], ['room', 'ro-W..R1'], ...beds.map((b) => ['bed', bedId('W', b.bed)])],
   )
   const status = (name: string) =>
-    (places.find((p) => p.resource.name === name)?.resource.operationalStatus as { code: string }).code
+    (places.find((p) => p.resource.name === name)?.resource.operationalStatus as { code: string } | undefined)?.code
   t.same(
     beds.map((b) => status(b.bed)),
     ['O', 'U', 'H', 'C', 'K', 'I', 'U', 'O'],
