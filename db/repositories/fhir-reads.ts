@@ -20,11 +20,6 @@ export interface EncounterStays {
   stays: WardOccupant[]
 }
 
-interface Key {
-  facility: string | null
-  encounter: string
-}
-
 /**
  * What the FHIR view (fhir/) reads besides the beds: the facilities a token sees, and the stays of
  * encounters, grouped per encounter number and facility. The facility scope is applied here, before
@@ -37,36 +32,63 @@ export function createFhirReads(db: Database) {
        UNION SELECT coalesce(facility, '') FROM ward_occupants`,
     )
     .pluck()
-  const staysOfKey = db.prepare<[string, string | null], WardOccupantRow>(
-    'SELECT * FROM ward_occupants WHERE encounter = ? AND facility IS ? ORDER BY occupied_at, id',
-  )
   const where = (scope: Scope) => (scope.facility === null ? '1' : 'facility = :facility')
-  const keyStatements = new Map<string, ReturnType<typeof db.prepare>>()
-  function keysOf(sql: string) {
-    let statement = keyStatements.get(sql)
+  const statements = new Map<string, ReturnType<typeof db.prepare>>()
+  function rowsOf(sql: string, params: Record<string, unknown>): WardOccupantRow[] {
+    let statement = statements.get(sql)
     if (!statement) {
       statement = db.prepare(sql)
-      keyStatements.set(sql, statement)
+      statements.set(sql, statement)
     }
-    return statement as unknown as { all(params: Record<string, unknown>): Key[] }
+    return statement.all(params) as WardOccupantRow[]
   }
 
-  function keys(scope: Scope, filter: StayFilter): Key[] {
+  /**
+   * One statement per search: the stays of every encounter number the filter names (through the
+   * index of encounter numbers), in the caller's facility, grouped by facility and number. The
+   * filter names numbers, not facilities: the groups it did not mean are left out after (`keep`).
+   */
+  function stays(
+    scope: Scope,
+    filter: StayFilter,
+  ): { rows: WardOccupantRow[]; keep: (stays: WardOccupant[]) => boolean } {
     const params: Record<string, unknown> = scope.facility === null ? {} : { facility: scope.facility }
-    const select = 'SELECT DISTINCT facility, encounter FROM ward_occupants'
+    const select = (numbers: string) =>
+      `SELECT * FROM ward_occupants WHERE ${where(scope)} AND encounter IN (${numbers})
+       ORDER BY coalesce(facility, ''), encounter, occupied_at, id`
     switch (filter.kind) {
       case 'all':
-        return keysOf(`${select} WHERE ${where(scope)}`).all(params)
+        return {
+          rows: rowsOf(
+            `SELECT * FROM ward_occupants WHERE ${where(scope)} ORDER BY coalesce(facility, ''), encounter, occupied_at, id`,
+            params,
+          ),
+          keep: () => true,
+        }
       case 'active':
-        return keysOf(`${select} WHERE ${where(scope)} AND discharged_at IS NULL`).all(params)
+        return {
+          rows: rowsOf(
+            select(`SELECT encounter FROM ward_occupants WHERE ${where(scope)} AND discharged_at IS NULL`),
+            params,
+          ),
+          keep: (group) => group.some((stay) => stay.dischargedAt === undefined),
+        }
       case 'encounters':
-        return filter.encounters.flatMap((encounter) =>
-          keysOf(`${select} WHERE ${where(scope)} AND encounter = :encounter`).all({ ...params, encounter }),
-        )
-      case 'subjects':
-        return filter.subjects.flatMap((subject) =>
-          keysOf(`${select} WHERE ${where(scope)} AND occupied_by = :subject`).all({ ...params, subject }),
-        )
+        return {
+          rows: rowsOf(select('SELECT value FROM json_each(:list)'), {
+            ...params,
+            list: JSON.stringify(filter.encounters),
+          }),
+          keep: () => true,
+        }
+      case 'subjects': {
+        const subjects = new Set(filter.subjects)
+        const numbers = `SELECT encounter FROM ward_occupants WHERE ${where(scope)} AND occupied_by IN (SELECT value FROM json_each(:list))`
+        return {
+          rows: rowsOf(select(numbers), { ...params, list: JSON.stringify(filter.subjects) }),
+          keep: (group) => group.some((stay) => subjects.has(stay.occupiedBy)),
+        }
+      }
     }
   }
 
@@ -74,16 +96,17 @@ export function createFhirReads(db: Database) {
   function encounters(scope: Scope, filter: StayFilter): EncounterStays[] {
     return db
       .transaction(() => {
-        const seen = new Set<string>()
+        const { rows, keep } = stays(scope, filter)
         const out: EncounterStays[] = []
-        for (const key of keys(scope, filter)) {
-          const id = `${key.facility ?? NO_FACILITY}\u0000${key.encounter}`
-          if (seen.has(id)) continue
-          seen.add(id)
-          const stays = staysOfKey.all(key.encounter, key.facility).map(toRecord)
-          if (stays.length > 0) out.push({ facility: key.facility, encounter: key.encounter, stays })
+        let current: EncounterStays | undefined
+        for (const row of rows) {
+          if (current === undefined || current.facility !== row.facility || current.encounter !== row.encounter) {
+            current = { facility: row.facility, encounter: row.encounter, stays: [] }
+            out.push(current)
+          }
+          current.stays.push(toRecord(row))
         }
-        return out
+        return out.filter((group) => keep(group.stays))
       })
       .deferred()
   }
