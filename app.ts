@@ -4,6 +4,8 @@ import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifySer
 import fp from 'fastify-plugin'
 import type { Config } from './config.js'
 import feedPlugin from './feed/index.js'
+import fhirApi, { fhirPublic } from './fhir/index.js'
+import { createFhirRegistry } from './fhir/registry.js'
 import hl7Plugin from './hl7/index.js'
 import { requestSerializer } from './http/log-serializers.js'
 import { productVersion } from './lib/product-files.js'
@@ -155,6 +157,9 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
   await fastify.register(openapiPlugin, { version: productVersion() })
   await fastify.register(healthRoutes)
   await fastify.register(boardRoutes)
+  // The FHIR endpoint (docs/FHIR.md): its CapabilityStatement needs no token, the rest does.
+  const fhirRegistry = createFhirRegistry()
+  await fastify.register(fhirPublic, { prefix: '/fhir', registry: fhirRegistry })
 
   await fastify.register(async function api(scope) {
     await scope.register(authPlugin, {
@@ -179,6 +184,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     await scope.register(auditRoutes)
     await scope.register(hl7MessageRoutes)
     await scope.register(eventRoutes)
+    await scope.register(fhirApi, { prefix: '/fhir', registry: fhirRegistry })
   })
 }
 

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { FHIR_SETTINGS } from './lib/fhir-settings.js'
 import { HL7_SETTINGS, type Hl7Settings, hl7Problems } from './lib/hl7-settings.js'
 import { METRICS_SETTINGS, type MetricsSettings, metricsProblems } from './lib/metrics-settings.js'
 import { parseReplicaUrl, shownReplicaUrl } from './lib/replica-url.js'
@@ -252,6 +253,8 @@ export const ConfigSchema = Type.Object({
   ...HL7_SETTINGS,
   // The operators' metrics (docs/METRICS.md): lib/metrics-settings.ts.
   ...METRICS_SETTINGS,
+  // The FHIR R4 endpoint (docs/FHIR.md): lib/fhir-settings.ts.
+  ...FHIR_SETTINGS,
 })
 
 export type Config = Static<typeof ConfigSchema>

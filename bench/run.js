@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { runAdt } from './adt.js'
 import { countBtrees } from './btrees.js'
 import { runFanout } from './feed/fanout.js'
+import { fhirNotes, fhirScenarios, prepareFhirWard } from './fhir.js'
 import { seedLimit } from './limit/seed.js'
 import { load, probe } from './load.js'
 import { runMetricsCost } from './metrics-cost.js'
@@ -147,7 +148,8 @@ async function main() {
     }
     templateNote = await seedTemplates(service, ctx)
     log(`form templates: ${templateNote}`)
-    for (const scenario of scenarios(ctx)) {
+    log(`FHIR ward: ${await prepareFhirWard(service, database, ctx, options.only)}`)
+    for (const scenario of [...scenarios(ctx), ...fhirScenarios(ctx)]) {
       if (options.only && !options.only.has(scenario.key)) continue
       log(`scenario: ${scenario.title}`)
       // The discharge scenario discharges what the create scenario admitted, then the seeded pool.
@@ -227,7 +229,12 @@ async function main() {
     adt,
     btrees,
     metricsCost,
-    notes: [`form templates: ${templateNote}`, ...seededNotes(seeded), providerNote(results)].filter(Boolean),
+    notes: [
+      `form templates: ${templateNote}`,
+      ...seededNotes(seeded),
+      providerNote(results),
+      ...fhirNotes(results),
+    ].filter(Boolean),
   }
   printTable(report)
   if (!args['no-write']) writeReport(report)

@@ -119,3 +119,36 @@ export function parseClaimList(text: string): string[] {
 export function parseRoleMap(text: string): Map<string, Role> {
   return parsePairs(text, ROLES)
 }
+
+/** Entra ID's spelling of a SMART scope: `user.Location.rs`, `system.all.read` (no `/` or `*` in its names). */
+const ENTRA_SCOPE = /^(user|system|patient)\.([A-Za-z]+)\.(.+)$/
+
+function fromEntraSpelling(name: string): string {
+  const match = ENTRA_SCOPE.exec(name)
+  if (match === null) return name
+  const [, context, type, permissions] = match as unknown as [string, string, string, string]
+  return `${context}/${type === 'all' ? '*' : type}.${permissions}`
+}
+
+/** A space-separated string (RFC 9068 `scope`, Entra's `scp`) or an array of names (Okta's `scp`). */
+function names(value: unknown): string[] {
+  if (typeof value === 'string') return value.split(' ').filter((name) => name !== '')
+  if (Array.isArray(value)) return value.filter((name): name is string => typeof name === 'string')
+  return []
+}
+
+/**
+ * The scopes a provider token was granted, for the FHIR API's SMART scopes (fhir/scopes.ts): the
+ * `scope` claim, and `scp` (Entra ID's delegated permissions, which it spells `user.Location.rs`).
+ * A token with neither (Entra ID's app-only tokens) has its app `roles` spelled so. Always a list:
+ * a provider token without scopes is granted nothing on /fhir, whatever its role.
+ */
+export function scopesFromClaims(claims: unknown): string[] {
+  const scope = claimAt(claims, 'scope')
+  const scp = claimAt(claims, 'scp')
+  if (scope === undefined && scp === undefined)
+    return names(claimAt(claims, 'roles'))
+      .filter((name) => ENTRA_SCOPE.test(name))
+      .map(fromEntraSpelling)
+  return [...names(scope), ...names(scp).map(fromEntraSpelling)]
+}

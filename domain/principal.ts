@@ -7,6 +7,11 @@ export interface Principal {
   account: string
   role: Role
   facility: string | null
+  /**
+   * The SMART scopes of a provider token (fhir/scopes.ts), which narrow what its role allows on
+   * /fhir only; absent for a service token, whose role alone decides.
+   */
+  scopes?: readonly string[]
 }
 
 /** Why a token is not accepted, in the order they are checked. */

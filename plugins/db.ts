@@ -9,10 +9,12 @@ import { createBedStateRepository } from '../db/repositories/bed-states.js'
 import { createBedRepository } from '../db/repositories/beds.js'
 import { createBlockedAccounts } from '../db/repositories/blocked-accounts.js'
 import { createFeedLog } from '../db/repositories/feed.js'
+import { createFhirReads } from '../db/repositories/fhir-reads.js'
 import { createFormTemplateRepository } from '../db/repositories/form-templates.js'
 import { createIdempotencyKeys } from '../db/repositories/idempotency-keys.js'
 import { createNotificationRepository } from '../db/repositories/notifications.js'
 import { createProviderAdmins } from '../db/repositories/provider-admins.js'
+import { createQuestionnaireReads } from '../db/repositories/questionnaires.js'
 import { createReadLog } from '../db/repositories/read-log.js'
 import { createTokenRepository, type TokenRepository } from '../db/repositories/tokens.js'
 import { createWardOccupantRepository } from '../db/repositories/ward-occupants.js'
@@ -148,8 +150,10 @@ function createRepositories(
       admissible: bedStates.assertAdmissible,
     }),
     beds: createBedRepository(db, expectedHours),
+    fhirReads: createFhirReads(db),
     bedStates,
     formTemplates: createFormTemplateRepository(db, { audit, feed, writes }),
+    questionnaires: createQuestionnaireReads(db),
     notifications,
     readLog: createReadLog(db),
     blockedAccounts: createBlockedAccounts(db),

@@ -139,29 +139,32 @@ export function handleClientError(error: Error & { code?: string }, socket: Sock
  * The one error handler: 4xx go out as they are, in the contract's shape; 5xx are logged with
  * the request id and answered without internals (no stack, no SQL).
  */
+export function handleError(error: FastifyError | ErrorLike, request: FastifyRequest, reply: FastifyReply) {
+  if (error.validation) return sendError(reply, 400, error.message ?? 'invalid request', 'FST_ERR_VALIDATION')
+  const fault = faultOfError(error)
+  if (fault !== null) {
+    // A storage fault is logged once per episode where it is noted (plugins/db.ts), not per request.
+    request.server.storage?.report(error)
+    const answer = storageError(fault)
+    request.log.debug({ err: error }, 'storage fault')
+    reply.header('retry-after', String(RETRY_AFTER_SECONDS[fault]))
+    return sendError(reply, answer.statusCode, answer.message, answer.code)
+  }
+  const status = error.statusCode ?? 500
+  if (status < 400 || status >= 500) {
+    request.log.error({ err: error }, 'request failed')
+    return sendError(reply, 500, 'Internal Server Error', 'INTERNAL_ERROR')
+  }
+  if (status === 401) reply.header('www-authenticate', 'Bearer realm="facility-service"')
+  return sendError(reply, status, error.message ?? STATUS_CODES[status] ?? 'Error', error.code)
+}
+
+/** The error handler and the 404 of every route. */
 export default fp(
   async function errorsPlugin(fastify) {
     fastify.addSchema(ErrorBody)
 
-    fastify.setErrorHandler(function handleError(error: FastifyError | ErrorLike, request: FastifyRequest, reply) {
-      if (error.validation) return sendError(reply, 400, error.message ?? 'invalid request', 'FST_ERR_VALIDATION')
-      const fault = faultOfError(error)
-      if (fault !== null) {
-        // A storage fault is logged once per episode where it is noted (plugins/db.ts), not per request.
-        request.server.storage?.report(error)
-        const answer = storageError(fault)
-        request.log.debug({ err: error }, 'storage fault')
-        reply.header('retry-after', String(RETRY_AFTER_SECONDS[fault]))
-        return sendError(reply, answer.statusCode, answer.message, answer.code)
-      }
-      const status = error.statusCode ?? 500
-      if (status < 400 || status >= 500) {
-        request.log.error({ err: error }, 'request failed')
-        return sendError(reply, 500, 'Internal Server Error', 'INTERNAL_ERROR')
-      }
-      if (status === 401) reply.header('www-authenticate', 'Bearer realm="facility-service"')
-      return sendError(reply, status, error.message ?? STATUS_CODES[status] ?? 'Error', error.code)
-    })
+    fastify.setErrorHandler(handleError)
 
     fastify.setNotFoundHandler(function handleNotFound(request, reply) {
       return sendError(reply, 404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND')

@@ -33,28 +33,32 @@ function takesNoBody(request: FastifyRequest): boolean {
  * Parsing itself stays Fastify's (prototype poisoning refused, the same error codes). An empty
  * body is no body on a route that takes none (takesNoBody), and a 400 on a route that needs one.
  */
+/** The parser of UTF-8 JSON bodies (below), also for the FHIR endpoint's `application/fhir+json`. */
+export function utf8JsonParser(fastify: FastifyInstance) {
+  const parseJson = fastify.getDefaultJsonParser('error', 'error')
+  return function parseUtf8Json(
+    request: FastifyRequest,
+    raw: Buffer,
+    done: (error: Error | null, body?: unknown) => void,
+  ) {
+    const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase()
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      return done(new UnsupportedCharsetError(`JSON bodies must be UTF-8, not '${charset}'`), undefined)
+    }
+    if (raw.length === 0 && takesNoBody(request)) return done(null, undefined)
+    if (!isUtf8(raw)) return done(new InvalidEncodingError('the body is not valid UTF-8'), undefined)
+    parseJson(request, raw.toString('utf8'), (error, body) => {
+      if (error) return done(error, undefined)
+      const problem = unstorableValue(body)
+      done(problem === null ? null : new InvalidBodyError(problem), problem === null ? body : undefined)
+    })
+  }
+}
+
 export default fp(
   async function jsonBody(fastify: FastifyInstance) {
-    const parseJson = fastify.getDefaultJsonParser('error', 'error')
     fastify.removeContentTypeParser('application/json')
-    fastify.addContentTypeParser(
-      'application/json',
-      { parseAs: 'buffer' },
-      function parseUtf8Json(request: FastifyRequest, raw: Buffer, done) {
-        const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase()
-        if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-          return done(new UnsupportedCharsetError(`JSON bodies must be UTF-8, not '${charset}'`), undefined)
-        }
-        // Elsewhere an empty body stays Fastify's 400 FST_ERR_CTP_EMPTY_JSON_BODY.
-        if (raw.length === 0 && takesNoBody(request)) return done(null, undefined)
-        if (!isUtf8(raw)) return done(new InvalidEncodingError('the body is not valid UTF-8'), undefined)
-        parseJson(request, raw.toString('utf8'), (error, body) => {
-          if (error) return done(error, undefined)
-          const problem = unstorableValue(body)
-          done(problem === null ? null : new InvalidBodyError(problem), problem === null ? body : undefined)
-        })
-      },
-    )
+    fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, utf8JsonParser(fastify))
   },
   { name: 'json-body', fastify: '5.x' },
 )

@@ -38,7 +38,8 @@ function engineBytes(): Uint8Array {
 
 /** Compiling the engine takes milliseconds, so it is done once per worker; instances are per render. */
 function engineModule(): WebAssembly.Module {
-  compiled ??= new WebAssembly.Module(engineBytes())
+  // The cast: with the DOM's types in the program too (fhirclient's), a Buffer is not taken for a BufferSource.
+  compiled ??= new WebAssembly.Module(engineBytes() as Uint8Array<ArrayBuffer>)
   return compiled
 }
 

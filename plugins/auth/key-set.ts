@@ -67,6 +67,7 @@ export class ProviderKeys {
   #attemptAt = 0
   #failing: { since: number; message: string } | null = null
   #jwksUri: string | null = null
+  #discovery: { at: number; ok: boolean; document: Promise<Record<string, unknown>> } | null = null
   #pending: Promise<void> | null = null
   readonly #timeoutMs: number
   readonly #cooldownMs: number
@@ -146,11 +147,34 @@ export class ProviderKeys {
   async #load(): Promise<JSONWebKeySet> {
     if (this.options.file !== '')
       return checkSet(JSON.parse(await readFile(this.options.file, 'utf8')), this.options.file)
-    if (this.#jwksUri === null) {
-      const url = `${this.options.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
-      this.#jwksUri = checkDiscovery(await this.#fetchJson(url), url, this.options.issuer)
-    }
+    if (this.#jwksUri === null) this.#jwksUri = (await this.discovery(true)).jwks_uri as string
     return checkSet(await this.#fetchJson(this.#jwksUri), this.#jwksUri)
+  }
+
+  /**
+   * The provider's discovery document, checked (provider-documents.ts), read once and kept (the
+   * SMART configuration repeats its endpoints). A failure is kept for the cool-down, so anonymous
+   * requests cannot make the service knock at the provider; `retry` (a key fetch, which has its
+   * own cool-down) tries again at once.
+   */
+  discovery(retry = false): Promise<Record<string, unknown>> {
+    const now = Date.now()
+    const known = this.#discovery
+    if (known !== null && (known.ok || (!retry && now - known.at < this.#cooldownMs))) return known.document
+    const url = `${this.options.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
+    const entry = {
+      at: now,
+      ok: false,
+      document: this.#fetchJson(url).then((document) => {
+        checkDiscovery(document, url, this.options.issuer)
+        entry.ok = true
+        return document as Record<string, unknown>
+      }),
+    }
+    // Nobody may be waiting for it (a key fetch that gave up): kept, not an unhandled rejection.
+    entry.document.catch(() => {})
+    this.#discovery = entry
+    return entry.document
   }
 
   async #fetchJson(url: string): Promise<unknown> {

@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto'
 import { decodeProtectedHeader, errors, jwtVerify } from 'jose'
-import { type ClaimRules, principalFromClaims } from '../../domain/claims.js'
+import { type ClaimRules, principalFromClaims, scopesFromClaims } from '../../domain/claims.js'
 import { PROVIDER_ACCOUNT_PREFIX, type Principal, providerAccount } from '../../domain/principal.js'
 import { lifetimeRefusal } from '../../domain/token-lifetime.js'
 import { createLru } from '../../lib/lru.js'
@@ -159,7 +159,8 @@ export function createProviderTokens(keys: ProviderKeys, opts: ProviderTokenOpti
     const outcome = principalFromClaims(payload, opts.rules)
     if (!outcome.ok) return { ok: false, status: 403, message: outcome.refusal.message }
     const account = providerAccount(outcome.principal.account)
-    const principal = Object.freeze({ ...outcome.principal, tokenId: account, account })
+    const scopes = Object.freeze(scopesFromClaims(payload))
+    const principal = Object.freeze({ ...outcome.principal, scopes, tokenId: account, account })
     const expiresAt = (payload.exp as number) * 1000
     const entry: Verified = { principal, expiresAt, kid: header.kid, stamp: used.stamp as KeyStamp }
     if (opts.memory > 0) verified.set(sha256(token), { ...entry })
@@ -177,6 +178,8 @@ export function createProviderTokens(keys: ProviderKeys, opts: ProviderTokenOpti
       return session && session.expiresAt + skewMs > now && stillSigned(session) ? session : undefined
     },
     status: () => keys.status(),
+    /** The provider's discovery document, checked; rejects when it cannot be read. */
+    discovery: () => keys.discovery(),
     refreshKeys: () => keys.refresh(),
   }
 }

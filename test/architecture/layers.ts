@@ -14,8 +14,8 @@ export const LAYERS: ReadonlyArray<{ rank: number; rooms: readonly string[] }> =
   { rank: 5, rooms: ['http'] },
   { rank: 6, rooms: ['plugins'] },
   { rank: 7, rooms: ['feed', 'render', 'hl7'] },
-  // The operators' metrics read the rooms below them as the routes do.
-  { rank: 8, rooms: ['routes', 'metrics'] },
+  // The operators' metrics read the rooms below them as the routes do; so does the FHIR view.
+  { rank: 8, rooms: ['routes', 'metrics', 'fhir'] },
   { rank: 9, rooms: ['app.ts'] },
   { rank: 10, rooms: ['start-server.ts', 'index.ts'] },
   // Scripts a ward's IT writes against the public entry point (index.ts); `smoke` runs the example.

@@ -1,6 +1,13 @@
 import fc from 'fast-check'
 import { test } from 'tap'
-import { type ClaimRules, claimAt, parseRoleMap, principalFromClaims, roleFrom } from '../../domain/claims.js'
+import {
+  type ClaimRules,
+  claimAt,
+  parseRoleMap,
+  principalFromClaims,
+  roleFrom,
+  scopesFromClaims,
+} from '../../domain/claims.js'
 import type { Role } from '../../domain/principal.js'
 import { propertyRuns } from '../property-runs.js'
 
@@ -167,4 +174,35 @@ test('account claims tried in order (upn,oid): the first the token has decides',
   t.equal(account({ upn: 'ann@hospital.example', oid: 'user-guid' }), 'ann@hospital.example', 'a person: the upn')
   t.equal(account({ upn: ['a', 'b'], oid: 'user-guid' }), 'upn', 'an unreadable upn is refused, never passed over')
   t.equal(account({}), 'upn,oid', 'none: refused naming both')
+})
+
+test('the scopes of a provider token: scope, scp (Entra spelling), app roles without either', async (t) => {
+  t.same(scopesFromClaims({ scope: 'openid  user/Location.rs user/*.read' }), [
+    'openid',
+    'user/Location.rs',
+    'user/*.read',
+  ])
+  t.same(scopesFromClaims({ scp: 'user.Location.rs user.all.read ward.access' }), [
+    'user/Location.rs',
+    'user/*.read',
+    'ward.access',
+  ])
+  t.same(scopesFromClaims({ scp: ['user/Encounter.rs'] }), ['user/Encounter.rs'], "Okta's scp is an array")
+  t.same(scopesFromClaims({ scope: 'user/Location.rs', scp: 'user.Encounter.rs' }), [
+    'user/Location.rs',
+    'user/Encounter.rs',
+  ])
+  t.same(scopesFromClaims({ roles: ['ward-nurse', 'system.Location.rs', 'system.all.read'] }), [
+    'system/Location.rs',
+    'system/*.read',
+  ])
+  t.same(
+    scopesFromClaims({ scope: 'openid', roles: ['system.all.cruds'] }),
+    ['openid'],
+    'roles count only in a token that has no scope claim at all (an app-only token)',
+  )
+  t.same(scopesFromClaims({ scope: 'user.all.cruds' }), ['user.all.cruds'], 'the Entra spelling only in Entra claims')
+  t.same(scopesFromClaims({}), [], 'none: granted nothing on /fhir')
+  t.same(scopesFromClaims({ scope: 7, scp: { a: 1 } }), [], 'unreadable claims give nothing')
+  t.same(scopesFromClaims({ scp: ['user/Encounter.rs', 3, null] }), ['user/Encounter.rs'])
 })

@@ -47,7 +47,7 @@ t.test('a remembered token is refused once it expires; the memory is bounded', a
   const token = await provider.sign({ sub: 'ann', roles: ['nurse'], facility: 'A', exp: Math.floor(now / 1000) + 60 })
   t.same(await tokens.check(token, now), {
     ok: true,
-    principal: { account: 'oidc:ann', tokenId: 'oidc:ann', role: 'write', facility: 'A' },
+    principal: { account: 'oidc:ann', tokenId: 'oidc:ann', role: 'write', facility: 'A', scopes: [] },
     expiresAt: (Math.floor(now / 1000) + 60) * 1000,
   })
   t.match(await tokens.check(token, now + 1000), { ok: true })

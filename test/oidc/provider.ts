@@ -30,6 +30,10 @@ export interface ProviderOptions {
   redirectUris?: string[]
   /** Access token lifetime in seconds. */
   accessTokenTtl?: number
+  /** More clients (a SMART app), as oidc-provider takes them. */
+  clients?: Record<string, unknown>[]
+  /** The scopes the ward API's tokens may be granted (default `ward`), space-separated. */
+  resourceScope?: string
 }
 
 export interface TestProvider {
@@ -77,6 +81,7 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Test
         response_types: ['code'],
         redirect_uris: options.redirectUris ?? ['http://127.0.0.1/board/'],
       },
+      ...(options.clients ?? []),
     ],
     pkce: { required: () => true },
     // The board renews its token with a refresh token (kept in its memory, like the access token).
@@ -92,7 +97,7 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Test
         getResourceServerInfo: (_ctx: unknown, resource: string) => {
           if (resource !== WARD_API && resource !== OTHER_API) throw new Provider.errors.InvalidTarget()
           return {
-            scope: 'ward',
+            scope: options.resourceScope ?? 'ward',
             audience: resource,
             accessTokenFormat: 'jwt',
             accessTokenTTL: options.accessTokenTtl ?? 300,

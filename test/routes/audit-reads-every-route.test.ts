@@ -20,7 +20,8 @@ const NOT_READS: Record<string, string> = {
 }
 
 /** Pages and files that hold no patient data and answer without a token. */
-const PUBLIC = /^\/(?:health|openapi\.json|favicon\.ico|board(?:\/.*)?|docs(?:\/.*)?)$/
+const PUBLIC =
+  /^\/(?:health|openapi\.json|favicon\.ico|board(?:\/.*)?|docs(?:\/.*)?|fhir\/(?:metadata|\.well-known\/smart-configuration))$/
 
 const SOME_ID = '0123456789abcdef01234567'
 
@@ -95,7 +96,11 @@ interface Request {
   key?: string
 }
 
-interface Call extends Request {
+interface Call extends Omit<Request, 'body'> {
+  /** The body, or how to make it from the id in the path (a FHIR PUT names its resource's id). */
+  body?: unknown | ((id: string) => unknown)
+  /** The answer's status, 200 unless said (a FHIR create is a 201). */
+  status?: number
   /** The entries the answer must leave: read-log entries (of this route), change entries (`resource operation`). */
   reads: number
   changes: string[]
@@ -149,6 +154,20 @@ const WRITE_CALLS: Record<string, Call[]> = {
   'POST /hl7/messages/:id/retry': [{ reads: 1, changes: ['ward-occupants patch'] }],
   // The message log keeps who dismissed it (resolvedBy); no ward record changes.
   'POST /hl7/messages/:id/dismiss': [READ],
+  // A create answers 201: not a read of a record that was there.
+  'POST /fhir/Questionnaire': [
+    { body: { resourceType: 'Questionnaire', status: 'active' }, status: 201, ...change('form-templates create') },
+  ],
+  'PUT /fhir/Questionnaire/:id': [
+    {
+      body: (id: string) => ({ resourceType: 'Questionnaire', id, status: 'active', title: 'Intake (FHIR)' }),
+      ...change('form-templates patch'),
+    },
+    {
+      body: (id: string) => ({ resourceType: 'Questionnaire', id, status: 'active', title: 'Intake (FHIR)' }),
+      ...READ,
+    },
+  ],
 }
 
 interface Entries {
@@ -199,6 +218,7 @@ t.test('every answer of a write route leaves exactly its read-log entries and it
     'ward-occupants': occupant.id,
     'form-templates': template.id,
     notifications: notification.id,
+    fhir: template.id,
   }
   const writes = routes.filter((r) => r.method !== 'GET' && r.method !== 'HEAD')
   // Deletes last: the other calls need the records.
@@ -218,8 +238,10 @@ t.test('every answer of a write route leaves exactly its read-log entries and it
     for (const call of calls) {
       const label = `${name} ${JSON.stringify({ body: call.body, key: call.key })}`
       const since = await marks(app)
-      const res = await send(method, path, call)
-      t.equal(res.statusCode, 200, `${label} answered`)
+      const id = path.split('/').at(-1) ?? ''
+      const body = typeof call.body === 'function' ? call.body(id) : call.body
+      const res = await send(method, path, { ...call, body })
+      t.equal(res.statusCode, call.status ?? 200, `${label} answered`)
       const left = await entriesSince(app, since)
       t.same(left.reads, Array(call.reads).fill(name), `${label}: ${call.reads} read-log entries`)
       t.same(left.changes, call.changes, `${label}: change entries ${JSON.stringify(call.changes)}`)
