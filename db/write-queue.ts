@@ -120,11 +120,17 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
   const totalChanges = db.prepare<[], number>('SELECT total_changes()').pluck()
   const inMemoryJournals = withStatementJournalsInMemory(db)
 
-  function runBatch(jobs: Job[]): Outcome[] {
+  /**
+   * Runs the batch; `stored` says whether the committed transaction changed anything. It is counted
+   * from the attempt that commits: a write that failed midway (a full disk on its third b-tree) did
+   * change rows before its rollback, and counting those would take a refused batch for a recovery.
+   */
+  function runBatch(jobs: Job[]): { outcomes: Outcome[]; stored: boolean } {
     const outcomes: (Outcome | undefined)[] = []
     let todo = jobs.map((_, i) => i)
     for (;;) {
       begin.run()
+      const changesAtBegin = totalChanges.get()
       let failedMidway = false
       for (const i of todo) {
         const job = jobs[i] as Job
@@ -143,8 +149,9 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
         }
       }
       if (!failedMidway) {
+        const stored = totalChanges.get() !== changesAtBegin
         commit.run()
-        return outcomes as Outcome[]
+        return { outcomes: outcomes as Outcome[], stored }
       }
       if (db.inTransaction) rollback.run()
       // Everything but the failed writes runs again, from the start, in a new transaction.
@@ -228,10 +235,10 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
     const jobs = pending
     pending = []
     let outcomes: Outcome[]
-    const changesBefore = totalChanges.get()
+    let stored: boolean
     const startedAt = batchListeners.size > 0 ? process.hrtime.bigint() : 0n
     try {
-      outcomes = inMemoryJournals(() => runBatch(jobs))
+      ;({ outcomes, stored } = inMemoryJournals(() => runBatch(jobs)))
     } catch (error) {
       // BEGIN or COMMIT failed: nothing of this batch is stored.
       if (db.open && db.inTransaction) rollback.run()
@@ -244,7 +251,7 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       return
     }
     endWait('acquired', Date.now())
-    if (totalChanges.get() !== changesBefore) {
+    if (stored) {
       durability.noteCommit()
       storage.recovered()
       for (const listener of commitListeners) listener()
