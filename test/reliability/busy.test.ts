@@ -10,12 +10,12 @@ import { buildLoggedApp, until } from './fault-helpers.js'
  * sqlite3 shell would). Everything is ordered, never timed: the lock is released only after the
  * requests that need no write lock have answered.
  */
-async function setup(t: Test, busyTimeoutMs: number) {
+async function setup(t: Test, busyTimeoutMs: number, auditReads = false) {
   const path = join(t.testdir(), 'busy.db')
   const { app, token, lines } = await buildLoggedApp(t, {
     DATABASE_PATH: path,
     DATABASE_BUSY_TIMEOUT_MS: busyTimeoutMs,
-    AUDIT_READS: true,
+    AUDIT_READS: auditReads,
   })
   const write = bearer(token('nurse', 'write'))
   const read = bearer(token('viewer', 'read'))
@@ -124,4 +124,32 @@ t.test('a lock held past DATABASE_BUSY_TIMEOUT_MS: 503 DATABASE_BUSY with Retry-
     payload: { discharge: true },
   })
   t.equal(after.statusCode, 200, 'the next write works')
+})
+
+t.test('with AUDIT_READS, a read needs its entry written: past the wait 503 DATABASE_BUSY, no record', async (t) => {
+  const { app, path, read, lock, seedId } = await setup(t, 100, true)
+  const answers = await Promise.all([
+    app.inject({ url: `/ward-occupants/${seedId}`, headers: read }),
+    app.inject({ url: '/ward-occupants?dischargedAt=null', headers: read }),
+  ])
+  const health = await app.inject('/health')
+  t.ok(lock.inTransaction, 'answered while the lock is still held')
+  for (const res of answers) {
+    t.equal(res.statusCode, 503, 'the same answer a write gets')
+    t.match(res.json(), { code: 'DATABASE_BUSY', error: 'Service Unavailable' })
+    t.equal(res.headers['retry-after'], '1')
+    t.notMatch(res.body, seedId, 'no record left unaudited')
+    t.notOk(res.headers.etag)
+  }
+  t.equal(health.statusCode, 200, '/health reads no record: it answers')
+  lock.exec('ROLLBACK')
+  const again = await app.inject({ url: `/ward-occupants/${seedId}`, headers: read })
+  t.equal(again.statusCode, 200, 'the read answers once the lock is gone')
+  const oracle = new BetterSqlite3(path, { readonly: true })
+  t.teardown(() => oracle.close())
+  t.same(
+    oracle.prepare('SELECT route, record_id, status FROM read_log').all(),
+    [{ route: 'GET /ward-occupants/:id', record_id: seedId, status: 200 }],
+    'the one entry is of the read that was answered',
+  )
 })

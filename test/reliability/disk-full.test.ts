@@ -77,3 +77,38 @@ t.test('a full disk: 507 STORAGE_FULL, /health 503, one error log, reads go on, 
   t.equal(audited, acknowledged.length, 'one audit entry per acknowledged write')
   t.equal(oracle.pragma('integrity_check', { simple: true }), 'ok')
 })
+
+t.test('with AUDIT_READS, a full disk refuses the read whose entry cannot be written: 507, no record', async (t) => {
+  const path = join(t.testdir(), 'full-reads.db')
+  const { app, token } = await buildLoggedApp(t, { DATABASE_PATH: path, AUDIT_READS: true })
+  const write = bearer(token('nurse', 'write'))
+  const read = bearer(token('viewer', 'read'))
+  const created = await app.inject({
+    method: 'POST',
+    url: '/ward-occupants',
+    headers: write,
+    payload: { encounter: 'e-1', bed: 'B-1', occupiedBy: 'patient-full' },
+  })
+  const id = created.json().id as string
+  const pages = app.db.pragma('page_count', { simple: true }) as number
+  app.db.pragma(`max_page_count = ${pages + 2}`)
+  let answered = 0
+  let refused = null as Awaited<ReturnType<typeof app.inject>> | null
+  for (let i = 0; i < 20_000 && !refused; i++) {
+    const res = await app.inject({ url: `/ward-occupants/${id}`, headers: read })
+    if (res.statusCode === 200) answered++
+    else refused = res
+  }
+  if (!refused) throw new Error('the database never filled up')
+  t.equal(refused.statusCode, 507, "the same answer as a write's")
+  t.match(refused.json(), { statusCode: 507, error: 'Insufficient Storage', code: 'STORAGE_FULL' })
+  t.notMatch(refused.body, /patient-full/, 'no record left unaudited')
+  t.notOk(refused.headers.etag, 'not even its version')
+
+  app.db.pragma('max_page_count = 1073741823')
+  t.equal((await app.inject({ url: `/ward-occupants/${id}`, headers: read })).statusCode, 200, 'space freed: answered')
+  const oracle = new BetterSqlite3(path, { readonly: true })
+  t.teardown(() => oracle.close())
+  const logged = oracle.prepare('SELECT count(*) FROM read_log WHERE record_id = ? AND status = 200').pluck().get(id)
+  t.equal(logged, answered + 1, 'one entry per answered read, none for the refused one')
+})

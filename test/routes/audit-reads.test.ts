@@ -8,12 +8,8 @@ import { bearer, buildTestApp, type TestApp } from '../helper.js'
 const PATIENT = 'patient-77q'
 const admit = { encounter: 'enc-1', bed: 'B-1', occupiedBy: PATIENT }
 
-// Read-log entries are written after the answer, in the next group commit: a job queued now runs
-// after them, so awaiting it means they are stored.
-const settled = (app: TestApp) => app.writes.run(() => undefined)
-
 async function reads(app: TestApp, token: string, query = '') {
-  await settled(app)
+  // No waiting: an answer leaves only once its entry is stored.
   const res = await app.inject({ url: `/audit?kind=reads${query}`, headers: bearer(token) })
   if (res.statusCode !== 200) throw new Error(res.body)
   return res.json().entries as Record<string, unknown>[]
