@@ -1,3 +1,4 @@
+import type { ExpectationRow } from '../db/repositories/bed-state-reads.js'
 import type { WardOccupant } from '../schemas/ward-occupants.js'
 import type { Resource } from './bundle.js'
 import { fhirId } from './ids.js'
@@ -7,7 +8,8 @@ import { instant } from './search.js'
 
 /**
  * An encounter as a FHIR Encounter (docs/FHIR.md): the stays (ward-occupant records) of one
- * encounter number in one facility, oldest first; each stay is a location[] entry. Pure.
+ * encounter number in one facility, oldest first, each a location[] entry, then the beds it is
+ * expected in (A14, A15), each a `planned` entry. Without a stay it is a planned Encounter. Pure.
  */
 export const ACT_CODE_SYSTEM = 'http://terminology.hl7.org/CodeSystem/v3-ActCode'
 
@@ -36,49 +38,64 @@ export interface EncounterSystems {
 export const encounterId = (facility: string | null, encounter: string) =>
   fhirId('encounter', [facility ?? '', encounter])
 
-export type EncounterStatus = 'in-progress' | 'finished'
+export type EncounterStatus = 'planned' | 'in-progress' | 'finished'
 
 export interface EncounterView {
   facility: string | null
   encounter: string
   status: EncounterStatus
-  start: number
-  /** null while a stay is active */
+  /** null for a planned encounter: it has no period yet */
+  start: number | null
+  /** null while a stay is active, and for a planned encounter */
   end: number | null
   lastUpdated: number
-  /** The beds of the stays (their Location ids), and of the active ones. */
+  /** The beds of the stays and expectations (their Location ids), and the current ones: active or expected. */
   beds: string[]
-  activeBeds: string[]
-  subject: string
+  currentBeds: string[]
+  /** null when no stay names the patient (a pending admission: the ward is not told who) */
+  subject: string | null
   resource: Resource
 }
 
-/** `stays`: every stay of the encounter in the facility, at least one, ordered by occupiedAt then id. */
-export function toEncounter(
-  facility: string | null,
-  stays: readonly WardOccupant[],
-  systems: EncounterSystems,
-): EncounterView {
-  const first = stays[0]
+export interface EncounterRecords {
+  facility: string | null
+  encounter: string
+  /** every stay of the encounter in the facility, ordered by occupiedAt then id */
+  stays: readonly WardOccupant[]
+  /** its live expectations of beds in the facility; at least one when there is no stay */
+  expectations: readonly ExpectationRow[]
+}
+
+const periodOf = (start: number | null, end: number | null) =>
+  start === null ? {} : { period: { start: instant(start), ...(end === null ? {} : { end: instant(end) }) } }
+
+export function toEncounter(records: EncounterRecords, systems: EncounterSystems): EncounterView {
+  const { facility, stays, expectations } = records
   const latest = stays.at(-1)
-  if (first === undefined || latest === undefined) throw new Error('an encounter has at least one stay')
+  if (latest === undefined && expectations.length === 0)
+    throw new Error('an encounter has at least one stay or expectation')
   const active = stays.filter((s) => s.dischargedAt === undefined)
-  const start = Math.min(...stays.map((s) => s.occupiedAt))
-  const end = active.length > 0 ? null : Math.max(...stays.map((s) => s.dischargedAt as number))
-  const status: EncounterStatus = active.length > 0 ? 'in-progress' : 'finished'
+  const start = latest === undefined ? null : Math.min(...stays.map((s) => s.occupiedAt))
+  const end = latest === undefined || active.length > 0 ? null : Math.max(...stays.map((s) => s.dischargedAt as number))
+  const status: EncounterStatus = latest === undefined ? 'planned' : active.length > 0 ? 'in-progress' : 'finished'
   const providers = [...new Set(stays.map((s) => s.provider).filter((p): p is string => p !== undefined))]
   const resource: Resource = {
     resourceType: 'Encounter',
-    id: encounterId(facility, first.encounter),
-    identifier: [{ system: systems.encounter, value: first.encounter }],
+    id: encounterId(facility, records.encounter),
+    identifier: [{ system: systems.encounter, value: records.encounter }],
     status,
     class: {
       system: ACT_CODE_SYSTEM,
       code: systems.classCode,
       display: CLASS_DISPLAY[systems.classCode] ?? systems.classCode,
     },
-    // The latest stay's patient: after a merge the earlier stays are relabelled too.
-    subject: { identifier: { system: systems.patient, value: latest.occupiedBy }, display: latest.occupiedBy },
+    // The latest stay's patient: after a merge the earlier stays are relabelled too. An expectation
+    // names no patient, so a planned encounter has no subject (Encounter.subject is 0..1).
+    ...(latest === undefined
+      ? {}
+      : {
+          subject: { identifier: { system: systems.patient, value: latest.occupiedBy }, display: latest.occupiedBy },
+        }),
     ...(providers.length === 0
       ? {}
       : {
@@ -86,31 +103,42 @@ export function toEncounter(
             individual: { identifier: { system: systems.practitioner, value: provider }, display: provider },
           })),
         }),
-    period: { start: instant(start), ...(end === null ? {} : { end: instant(end) }) },
-    location: stays.map((stay) => ({
-      location: { reference: `Location/${bedId(facility, stay.bed)}`, display: stay.bed },
-      status: stay.dischargedAt === undefined ? 'active' : 'completed',
-      period: {
-        start: instant(stay.occupiedAt),
-        ...(stay.dischargedAt === undefined ? {} : { end: instant(stay.dischargedAt) }),
-      },
-    })),
+    ...periodOf(start, end),
+    location: [
+      ...stays.map((stay) => ({
+        location: { reference: `Location/${bedId(facility, stay.bed)}`, display: stay.bed },
+        status: stay.dischargedAt === undefined ? 'active' : 'completed',
+        period: {
+          start: instant(stay.occupiedAt),
+          ...(stay.dischargedAt === undefined ? {} : { end: instant(stay.dischargedAt) }),
+        },
+      })),
+      // No period: the patient has not been there yet (the expectation's time is meta.lastUpdated).
+      ...expectations.map((expected) => ({
+        location: { reference: `Location/${bedId(facility, expected.bed)}`, display: expected.bed },
+        status: 'planned',
+      })),
+    ],
     serviceProvider:
       facility === null
         ? { display: NO_FACILITY_NAME }
         : { identifier: { system: LOCATION_SYSTEMS.ward, value: facility }, display: facility },
   }
-  const lastUpdated = Math.max(...stays.map((s) => Math.max(s.createdAt, s.occupiedAt, s.dischargedAt ?? 0)))
+  const lastUpdated = Math.max(
+    ...stays.map((s) => Math.max(s.createdAt, s.occupiedAt, s.dischargedAt ?? 0)),
+    ...expectations.map((e) => e.since),
+  )
+  const expectedBeds = expectations.map((e) => bedId(facility, e.bed))
   return {
     facility,
-    encounter: first.encounter,
+    encounter: records.encounter,
     status,
     start,
     end,
     lastUpdated,
-    beds: [...new Set(stays.map((s) => bedId(facility, s.bed)))],
-    activeBeds: [...new Set(active.map((s) => bedId(facility, s.bed)))],
-    subject: latest.occupiedBy,
+    beds: [...new Set([...stays.map((s) => bedId(facility, s.bed)), ...expectedBeds])],
+    currentBeds: [...new Set([...active.map((s) => bedId(facility, s.bed)), ...expectedBeds])],
+    subject: latest?.occupiedBy ?? null,
     resource: withMeta(resource, lastUpdated),
   }
 }

@@ -44,8 +44,8 @@ export interface Place {
   kind: PlaceKind
   facility: string | null
   resource: Resource
-  /** The encounters (their encounter numbers) with an active stay in the bed. */
-  activeEncounters: string[]
+  /** The current encounters of the bed (their numbers): an active stay in it, or expected in it. */
+  currentEncounters: string[]
 }
 
 const facilityKey = (facility: string | null) => facility ?? ''
@@ -108,7 +108,9 @@ export function wardPlaces(facility: string | null, beds: readonly BedState[]): 
       kind: 'bed',
       facility,
       resource: withMeta(resource, updated),
-      activeEncounters: [...new Set(bed.active.map((o) => o.encounter))],
+      currentEncounters: [
+        ...new Set([...bed.active.map((o) => o.encounter), ...(bed.expected ? [bed.expected.encounter] : [])]),
+      ],
     })
   }
   const roomPlaces = [...rooms].map(
@@ -116,7 +118,7 @@ export function wardPlaces(facility: string | null, beds: readonly BedState[]): 
       kind: 'room',
       facility,
       resource: withMeta(place('room', roomId(facility, room), room, `${key}/${room}`, ward), updated),
-      activeEncounters: [],
+      currentEncounters: [],
     }),
   )
   const wardUpdated = Math.max(
@@ -128,7 +130,7 @@ export function wardPlaces(facility: string | null, beds: readonly BedState[]): 
     kind: 'ward',
     facility,
     resource: withMeta(place('ward', wardId(facility), wardName, key), wardUpdated),
-    activeEncounters: [],
+    currentEncounters: [],
   }
   return [wardPlace, ...roomPlaces, ...bedPlaces]
 }

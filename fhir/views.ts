@@ -8,8 +8,8 @@ import { type Place, wardPlaces } from './location.js'
 /**
  * The ward as FHIR resources, made from the records and remembered until the database changes
  * (db/read-memo.ts): a dashboard polling the beds, or a client paging, asks again and again for a
- * ward that has not changed meanwhile. Places are remembered a minute at most besides, since a
- * bed's expectation runs out with time alone (BED_EXPECTED_HOURS).
+ * ward that has not changed meanwhile. Places and encounters are remembered a minute at most besides,
+ * since a bed's expectation runs out with time alone (BED_EXPECTED_HOURS).
  */
 export function createFhirViews(fastify: FastifyInstance, systems: EncounterSystems, cacheBytes: number) {
   const { db, repos } = fastify
@@ -38,11 +38,12 @@ export function createFhirViews(fastify: FastifyInstance, systems: EncounterSyst
         wardPlaces(facility, repos.beds.list(facility)),
       )
     },
-    /** The encounters a filter finds among those the scope sees. */
+    /** The encounters a filter finds among those the scope sees; a minute at most, as the places. */
     encounters(scope: Scope, filter: StayFilter): EncounterView[] {
-      const key = `encounters ${scope.facility === null ? '-' : `=${scope.facility}`} ${JSON.stringify(filter)}`
+      const minute = Math.floor(Date.now() / 60_000)
+      const key = `encounters ${scope.facility === null ? '-' : `=${scope.facility}`} ${minute} ${JSON.stringify(filter)}`
       return remembered(key, () =>
-        repos.fhirReads.encounters(scope, filter).map((found) => toEncounter(found.facility, found.stays, systems)),
+        repos.fhirReads.encounters(scope, filter).map((found) => toEncounter(found, systems)),
       )
     },
   }

@@ -150,7 +150,7 @@ function createRepositories(
       admissible: bedStates.assertAdmissible,
     }),
     beds: createBedRepository(db, expectedHours),
-    fhirReads: createFhirReads(db),
+    fhirReads: createFhirReads(db, expectedHours),
     bedStates,
     formTemplates: createFormTemplateRepository(db, { audit, feed, writes }),
     questionnaires: createQuestionnaireReads(db),

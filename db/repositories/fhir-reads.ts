@@ -1,13 +1,14 @@
 import type { Database } from 'better-sqlite3'
+import { expectationLive } from '../../domain/bed-states.js'
 import type { WardOccupant } from '../../schemas/ward-occupants.js'
 import type { Scope } from '../query/list.js'
-import { NO_FACILITY } from './bed-state-reads.js'
+import { type ExpectationRow, NO_FACILITY } from './bed-state-reads.js'
 import { toRecord, type WardOccupantRow } from './ward-occupants.js'
 
 /** Which encounters a FHIR search starts from; the caller checks every condition on what it gets. */
 export type StayFilter =
   | { kind: 'all' }
-  /** encounters with an active stay */
+  /** the current encounters: those with an active stay or a live expectation of a bed */
   | { kind: 'active' }
   | { kind: 'encounters'; encounters: readonly string[] }
   /** encounters with a stay of one of these patients */
@@ -16,8 +17,14 @@ export type StayFilter =
 export interface EncounterStays {
   facility: string | null
   encounter: string
-  /** oldest first (occupied_at, then id) */
+  /** oldest first (occupied_at, then id); none for a pending admission */
   stays: WardOccupant[]
+  /** the live expectations (A14, A15) of beds for the encounter in the facility, in bed order */
+  expectations: ExpectationRow[]
+}
+
+interface ExpectationOfFacility extends ExpectationRow {
+  facility: string
 }
 
 /**
@@ -25,7 +32,7 @@ export interface EncounterStays {
  * encounters, grouped per encounter number and facility. The facility scope is applied here, before
  * any filter: every statement that finds encounters names the caller's facility when it has one.
  */
-export function createFhirReads(db: Database) {
+export function createFhirReads(db: Database, expectedHours: number) {
   const facilityRows = db
     .prepare<[], string>(
       `SELECT facility FROM seen_beds UNION SELECT facility FROM kept_beds UNION SELECT facility FROM bed_expectations
@@ -51,7 +58,7 @@ export function createFhirReads(db: Database) {
   function stays(
     scope: Scope,
     filter: StayFilter,
-  ): { rows: WardOccupantRow[]; keep: (stays: WardOccupant[]) => boolean } {
+  ): { rows: WardOccupantRow[]; keep: (group: EncounterStays) => boolean } {
     const params: Record<string, unknown> = scope.facility === null ? {} : { facility: scope.facility }
     const select = (numbers: string) =>
       `SELECT * FROM ward_occupants WHERE ${where(scope)} AND encounter IN (${numbers})
@@ -66,12 +73,16 @@ export function createFhirReads(db: Database) {
           keep: () => true,
         }
       case 'active':
+        // Every stay of an expected encounter too: one in progress or finished is not a planned one.
         return {
           rows: rowsOf(
-            select(`SELECT encounter FROM ward_occupants WHERE ${where(scope)} AND discharged_at IS NULL`),
+            select(
+              `SELECT encounter FROM ward_occupants WHERE ${where(scope)} AND discharged_at IS NULL
+               UNION SELECT encounter FROM bed_expectations WHERE ${where(scope)}`,
+            ),
             params,
           ),
-          keep: (group) => group.some((stay) => stay.dischargedAt === undefined),
+          keep: (group) => group.expectations.length > 0 || group.stays.some((stay) => stay.dischargedAt === undefined),
         }
       case 'encounters':
         return {
@@ -86,27 +97,57 @@ export function createFhirReads(db: Database) {
         const numbers = `SELECT encounter FROM ward_occupants WHERE ${where(scope)} AND occupied_by IN (SELECT value FROM json_each(:list))`
         return {
           rows: rowsOf(select(numbers), { ...params, list: JSON.stringify(filter.subjects) }),
-          keep: (group) => group.some((stay) => subjects.has(stay.occupiedBy)),
+          keep: (group) => group.stays.some((stay) => subjects.has(stay.occupiedBy)),
         }
       }
     }
   }
 
-  /** The stays of each encounter the filter finds, in one read transaction. */
-  function encounters(scope: Scope, filter: StayFilter): EncounterStays[] {
+  /**
+   * The live expectations of the encounters the filter may find, in the caller's facility; lapsed
+   * ones (BED_EXPECTED_HOURS) are gone, exactly as GET /beds reads them.
+   */
+  function expectations(scope: Scope, filter: StayFilter, now: number): ExpectationOfFacility[] {
+    const params: Record<string, unknown> = scope.facility === null ? {} : { facility: scope.facility }
+    const select = (condition: string) =>
+      `SELECT facility, bed, encounter, kind, since FROM bed_expectations WHERE ${where(scope)} AND ${condition}
+       ORDER BY facility, encounter, bed`
+    let rows: ExpectationOfFacility[]
+    if (filter.kind === 'encounters')
+      rows = rowsOf(select('encounter IN (SELECT value FROM json_each(:list))'), {
+        ...params,
+        list: JSON.stringify(filter.encounters),
+      }) as unknown as ExpectationOfFacility[]
+    else if (filter.kind === 'subjects')
+      rows = rowsOf(
+        select(
+          `encounter IN (SELECT encounter FROM ward_occupants WHERE ${where(scope)} AND occupied_by IN (SELECT value FROM json_each(:list)))`,
+        ),
+        { ...params, list: JSON.stringify(filter.subjects) },
+      ) as unknown as ExpectationOfFacility[]
+    else rows = rowsOf(select('1'), params) as unknown as ExpectationOfFacility[]
+    return rows.filter((row) => expectationLive(row.since, now, expectedHours))
+  }
+
+  /** The stays and live expectations of each encounter the filter finds, in one read transaction. */
+  function encounters(scope: Scope, filter: StayFilter, now = Date.now()): EncounterStays[] {
     return db
       .transaction(() => {
         const { rows, keep } = stays(scope, filter)
-        const out: EncounterStays[] = []
-        let current: EncounterStays | undefined
-        for (const row of rows) {
-          if (current === undefined || current.facility !== row.facility || current.encounter !== row.encounter) {
-            current = { facility: row.facility, encounter: row.encounter, stays: [] }
-            out.push(current)
+        const groups = new Map<string, EncounterStays>()
+        const groupOf = (facility: string | null, encounter: string) => {
+          const key = JSON.stringify([facility, encounter])
+          let group = groups.get(key)
+          if (group === undefined) {
+            group = { facility, encounter, stays: [], expectations: [] }
+            groups.set(key, group)
           }
-          current.stays.push(toRecord(row))
+          return group
         }
-        return out.filter((group) => keep(group.stays))
+        for (const row of rows) groupOf(row.facility, row.encounter).stays.push(toRecord(row))
+        for (const { facility, ...expectation } of expectations(scope, filter, now))
+          groupOf(facility === NO_FACILITY ? null : facility, expectation.encounter).expectations.push(expectation)
+        return [...groups.values()].filter(keep)
       })
       .deferred()
   }

@@ -27,8 +27,16 @@ export const ENCOUNTER_SEARCH: SearchDeclaration = {
     { name: '_id', type: 'token', documentation: 'the Encounter id' },
     { name: '_lastUpdated', type: 'date', documentation: 'when a stay of the encounter last began or ended' },
     { name: 'identifier', type: 'token', documentation: 'the encounter (visit) number: FHIR_ENCOUNTER_SYSTEM|number' },
-    { name: 'status', type: 'token', documentation: 'in-progress (a stay is active) or finished' },
-    { name: 'location', type: 'reference', documentation: 'a bed the encounter stayed in (Location/<id> or <id>)' },
+    {
+      name: 'status',
+      type: 'token',
+      documentation: 'planned (expected in a bed, no stay yet), in-progress (a stay is active) or finished',
+    },
+    {
+      name: 'location',
+      type: 'reference',
+      documentation: 'a bed the encounter stayed in or is expected in (Location/<id> or <id>)',
+    },
     {
       name: 'subject',
       type: 'reference',
@@ -69,6 +77,9 @@ function keyOfId(id: string): { facility: string | null; encounter: string } | '
 
 const reference = (value: string) => (value.includes('/') ? value.slice(value.lastIndexOf('/') + 1) : value)
 
+/** The statuses of the current encounters: an active stay, or a bed expecting them. */
+const CURRENT = new Set(['in-progress', 'planned'])
+
 /** Where the search starts: the most selective condition it has (every condition is checked after). */
 function startOf(query: SearchQuery): StayFilter {
   const first = (name: string) => orLists(query, name)[0]
@@ -83,13 +94,14 @@ function startOf(query: SearchQuery): StayFilter {
   const subjects = first('subject:identifier') ?? first('patient:identifier')
   if (subjects !== undefined) return { kind: 'subjects', subjects: subjects.map((v) => parseToken(v).code) }
   const statuses = first('status')
-  if (statuses?.every((s) => parseToken(s).code === 'in-progress')) return { kind: 'active' }
+  if (statuses?.every((s) => CURRENT.has(parseToken(s).code))) return { kind: 'active' }
   return { kind: 'all' }
 }
 
 function matches(view: EncounterView, query: SearchQuery, systems: EncounterSystems): boolean {
   const each = (name: string, test: (value: string) => boolean) => orLists(query, name).every((ors) => ors.some(test))
-  const subject = (value: string) => tokenMatches(parseToken(value), systems.patient, view.subject)
+  const subject = (value: string) =>
+    view.subject !== null && tokenMatches(parseToken(value), systems.patient, view.subject)
   return (
     each('_id', (v) => v === view.resource.id) &&
     each('identifier', (v) => tokenMatches(parseToken(v), systems.encounter, view.encounter)) &&
@@ -97,7 +109,8 @@ function matches(view: EncounterView, query: SearchQuery, systems: EncounterSyst
     each('location', (v) => view.beds.includes(reference(v))) &&
     each('subject:identifier', subject) &&
     each('patient:identifier', subject) &&
-    (query.date ?? []).every((v) => periodMatches(parseDate('date', v), view.start, view.end)) &&
+    // A planned encounter has no period: no date matches it.
+    (query.date ?? []).every((v) => view.start !== null && periodMatches(parseDate('date', v), view.start, view.end)) &&
     (query._lastUpdated ?? []).every((v) =>
       periodMatches(parseDate('_lastUpdated', v), view.lastUpdated, view.lastUpdated + 1),
     )
@@ -170,7 +183,9 @@ export default async function encounterRoutes(fastify: FastifyInstance, opts: { 
         const keyOf = (view: EncounterView): Keyset => {
           if (sort === undefined) return [view.resource.id]
           const value = sort.key === 'date' ? view.start : view.lastUpdated
-          return [sort.descending ? -value : value, view.resource.id]
+          // Without a period (planned), after the others in either direction.
+          if (value === null) return [1, 0, view.resource.id]
+          return [0, sort.descending ? -value : value, view.resource.id]
         }
         const found = views
           .encounters(request.principal, startOf(query))

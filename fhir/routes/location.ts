@@ -94,14 +94,14 @@ function matches(place: Place, query: SearchQuery): boolean {
   )
 }
 
-/** The encounters with an active stay in the beds of the page (_revinclude=Encounter:location). */
+/** The current encounters of the beds of the page (_revinclude=Encounter:location): in them, or expected in them. */
 function currentEncounters(request: FastifyRequest, views: FhirViews, places: readonly Place[]): EncounterView[] {
   // A bed's id names its facility: an encounter of another facility never names it.
-  const beds = new Set(places.filter((p) => p.activeEncounters.length > 0).map((p) => p.resource.id))
+  const beds = new Set(places.filter((p) => p.currentEncounters.length > 0).map((p) => p.resource.id))
   if (beds.size === 0) return []
   return views
     .encounters(request.principal, { kind: 'active' })
-    .filter((view) => view.activeBeds.some((bed) => beds.has(bed)))
+    .filter((view) => view.currentBeds.some((bed) => beds.has(bed)))
 }
 
 /** The ward's places as FHIR Locations: read and search (docs/FHIR.md). */
