@@ -28,14 +28,17 @@ function acceptsJson(accept: string | undefined): boolean {
   })
 }
 
-function formatOf(request: FastifyRequest): string | undefined {
+function formatOf(request: FastifyRequest): string | string[] | undefined {
   const format = (request.query as Record<string, unknown> | undefined)?._format
-  return typeof format === 'string' ? format : undefined
+  if (typeof format === 'string') return format
+  return format === undefined ? undefined : []
 }
 
 /** The 406 of a request for XML or anything but JSON (`Accept`, or `_format`, which wins). */
 export function negotiationError(request: FastifyRequest): FhirError | null {
   const format = formatOf(request)
+  // Given twice (or with brackets), neither the first nor the last may quietly win.
+  if (Array.isArray(format)) return new FhirError(400, 'invalid', '_format may be given once', ['_format'])
   if (format !== undefined) {
     if (JSON_TYPES.has(format.split(';')[0]?.trim().toLowerCase() ?? '')) return null
     return new FhirError(
