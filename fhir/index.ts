@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { handleError } from '../plugins/errors.js'
+import { frameworkStatus, handleError, sendFrameworkError } from '../plugins/errors.js'
 import { utf8JsonParser } from '../plugins/json-body.js'
 import { FhirError, operationOutcome, outcomeOfErrorBody } from './outcome.js'
 import type { FhirRegistry } from './registry.js'
@@ -105,6 +105,18 @@ export function fhirConventions(scope: FastifyInstance) {
     reply.type(FHIR_CONTENT_TYPE)
     done(null, payload)
   })
+}
+
+/**
+ * The server's `frameworkErrors`: a path the router refuses before any hook runs (not valid
+ * percent-encoding, an id over maxParamLength) is, under /fhir, an OperationOutcome like every
+ * other FHIR error; elsewhere the API's own error body.
+ */
+export function sendRoutingError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (!/^\/fhir(?:[/?]|$)/.test(request.url)) return sendFrameworkError(error, request, reply)
+  const status = frameworkStatus(error)
+  const outcome = outcomeOfErrorBody(status, { message: error.message, code: error.code })
+  return reply.code(status).type(FHIR_CONTENT_TYPE).send(JSON.stringify(outcome))
 }
 
 export interface FhirPluginOptions {

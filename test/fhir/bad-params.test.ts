@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from '../helper.js'
+import { bearer, buildTestApp } from '../helper.js'
 import { admit, fhirGet } from './ward.js'
 
 /**
@@ -73,4 +73,23 @@ t.test('_format given twice is a 400, not the first or the last one', async (t) 
     t.equal(res.status, 400, url)
     t.match(res.body, { resourceType: 'OperationOutcome', issue: [{ expression: ['_format'] }] })
   }
+})
+
+t.test('a path the router refuses under /fhir is an OperationOutcome too', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  for (const [url, status] of [
+    [`/fhir/Encounter/${'a'.repeat(5000)}`, 414],
+    [`/fhir/Location/${'%C3%A9'.repeat(2000)}`, 414],
+    ['/fhir/Questionnaire/%F0', 400],
+    ['/fhir/Encounter/%E0%A4%A', 400],
+  ] as const) {
+    const res = await app.inject({ url, headers: bearer(tokens.readA) })
+    t.equal(res.statusCode, status, url.slice(0, 40))
+    t.match(res.headers['content-type'], /^application\/fhir\+json/)
+    t.match(res.json(), { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'invalid' }] })
+  }
+  // The rest of the API keeps its own error shape.
+  const rest = await app.inject({ url: '/ward-occupants/%F0', headers: bearer(tokens.readA) })
+  t.equal(rest.statusCode, 400)
+  t.match(rest.json(), { statusCode: 400, code: 'FST_ERR_BAD_URL' })
 })
