@@ -83,7 +83,9 @@ export function fhirConventions(scope: FastifyInstance) {
     // Any other error is answered by the service's own handler; onSend turns its body into an outcome.
     if (!(error instanceof FhirError)) return handleError(error, request, reply)
     if (error.statusCode === 401) reply.header('www-authenticate', 'Bearer realm="facility-service"')
-    request.log.info('FHIR request refused: %s', error.message)
+    // The issue code only: the diagnostics echo the request (a parameter's value, a stray path,
+    // a body's resourceType), which may name a patient, and the log keeps no values.
+    request.log.info({ fhirIssue: error.issueCode }, 'FHIR request refused')
     return reply
       .code(error.statusCode)
       .type(FHIR_CONTENT_TYPE)
