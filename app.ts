@@ -4,7 +4,7 @@ import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifySer
 import fp from 'fastify-plugin'
 import type { Config } from './config.js'
 import feedPlugin from './feed/index.js'
-import fhirApi, { fhirPublic } from './fhir/index.js'
+import fhirApi, { fhirPublic, sendRoutingError } from './fhir/index.js'
 import { createFhirRegistry } from './fhir/registry.js'
 import hl7Plugin from './hl7/index.js'
 import { requestSerializer } from './http/log-serializers.js'
@@ -15,7 +15,7 @@ import providerPlugin from './plugins/auth/provider.js'
 import backupsPlugin from './plugins/backups.js'
 import closeKeepAlive from './plugins/close-keep-alive.js'
 import dbPlugin from './plugins/db.js'
-import errorsPlugin, { formatSchemaErrors, handleClientError, sendFrameworkError } from './plugins/errors.js'
+import errorsPlugin, { formatSchemaErrors, handleClientError } from './plugins/errors.js'
 import eventsPlugin from './plugins/events.js'
 import idempotencyPlugin from './plugins/idempotency.js'
 import jsonBody from './plugins/json-body.js'
@@ -56,7 +56,7 @@ export function serverOptions(config: Config): FastifyServerOptions {
     routerOptions: { querystringParser: parseQueryString },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
     schemaErrorFormatter: formatSchemaErrors,
-    frameworkErrors: sendFrameworkError,
+    frameworkErrors: sendRoutingError,
     clientErrorHandler: handleClientError,
   }
 }

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { handleError } from '../plugins/errors.js'
+import { frameworkStatus, handleError, sendFrameworkError } from '../plugins/errors.js'
 import { utf8JsonParser } from '../plugins/json-body.js'
 import { FhirError, operationOutcome, outcomeOfErrorBody } from './outcome.js'
 import type { FhirRegistry } from './registry.js'
@@ -28,14 +28,17 @@ function acceptsJson(accept: string | undefined): boolean {
   })
 }
 
-function formatOf(request: FastifyRequest): string | undefined {
+function formatOf(request: FastifyRequest): string | string[] | undefined {
   const format = (request.query as Record<string, unknown> | undefined)?._format
-  return typeof format === 'string' ? format : undefined
+  if (typeof format === 'string') return format
+  return format === undefined ? undefined : []
 }
 
 /** The 406 of a request for XML or anything but JSON (`Accept`, or `_format`, which wins). */
 export function negotiationError(request: FastifyRequest): FhirError | null {
   const format = formatOf(request)
+  // Given twice (or with brackets), neither the first nor the last may quietly win.
+  if (Array.isArray(format)) return new FhirError(400, 'invalid', '_format may be given once', ['_format'])
   if (format !== undefined) {
     if (JSON_TYPES.has(format.split(';')[0]?.trim().toLowerCase() ?? '')) return null
     return new FhirError(
@@ -80,7 +83,9 @@ export function fhirConventions(scope: FastifyInstance) {
     // Any other error is answered by the service's own handler; onSend turns its body into an outcome.
     if (!(error instanceof FhirError)) return handleError(error, request, reply)
     if (error.statusCode === 401) reply.header('www-authenticate', 'Bearer realm="facility-service"')
-    request.log.info('FHIR request refused: %s', error.message)
+    // The issue code only: the diagnostics echo the request (a parameter's value, a stray path,
+    // a body's resourceType), which may name a patient, and the log keeps no values.
+    request.log.info({ fhirIssue: error.issueCode }, 'FHIR request refused')
     return reply
       .code(error.statusCode)
       .type(FHIR_CONTENT_TYPE)
@@ -102,6 +107,18 @@ export function fhirConventions(scope: FastifyInstance) {
     reply.type(FHIR_CONTENT_TYPE)
     done(null, payload)
   })
+}
+
+/**
+ * The server's `frameworkErrors`: a path the router refuses before any hook runs (not valid
+ * percent-encoding, an id over maxParamLength) is, under /fhir, an OperationOutcome like every
+ * other FHIR error; elsewhere the API's own error body.
+ */
+export function sendRoutingError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (!/^\/fhir(?:[/?]|$)/.test(request.url)) return sendFrameworkError(error, request, reply)
+  const status = frameworkStatus(error)
+  const outcome = outcomeOfErrorBody(status, { message: error.message, code: error.code })
+  return reply.code(status).type(FHIR_CONTENT_TYPE).send(JSON.stringify(outcome))
 }
 
 export interface FhirPluginOptions {

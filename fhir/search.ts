@@ -59,6 +59,14 @@ export function knownParams(query: SearchQuery, declaration: SearchDeclaration, 
   }
   if (strict && unknown.length > 0)
     throw new FhirError(400, 'not-supported', `unknown or unsupported search parameter: ${unknown.join(', ')}`, unknown)
+  // Always checked here, whatever the route goes on to read: a date is refused even when no
+  // candidate is left to compare it with, and a search without includes or a sort refuses them
+  // rather than answer as if they had been done.
+  for (const param of declaration.params)
+    if (param.type === 'date') for (const value of known[param.name] ?? []) parseDate(param.name, value)
+  includesOf(known, '_include', declaration.include ?? [])
+  includesOf(known, '_revinclude', declaration.revinclude ?? [])
+  sortOf(known, declaration.sort ?? [])
   return known
 }
 
@@ -148,8 +156,13 @@ export function parseDate(name: string, value: string): DateRange {
   const [, y, mo, d, h, mi, s, frac, zone] = m
   const zoneMs = zone === undefined || zone === 'Z' ? 0 : zoneOffset(zone)
   const fields = [Number(y), Number(mo ?? 1) - 1, Number(d ?? 1), Number(h ?? 0), Number(mi ?? 0), Number(s ?? 0)]
-  const low =
-    Date.UTC(fields[0] as number, ...(fields.slice(1) as [number])) + Math.round(Number(frac ?? 0) * 1000) - zoneMs
+  const start = new Date(0)
+  start.setUTCFullYear(fields[0] as number, fields[1] as number, fields[2] as number)
+  start.setUTCHours(fields[3] as number, fields[4] as number, fields[5] as number)
+  // Date rolls an impossible field over (2024-02-30 is March 1st, 0024 is 1924 for Date.UTC): a
+  // value that does not come back as written is no date at all, not another one.
+  if (!sameFields(start, fields) || zoneMs === null) throw bad()
+  const low = start.getTime() + Math.round(Number(frac ?? 0) * 1000) - zoneMs
   if (Number.isNaN(low)) throw bad()
   const next = new Date(low + zoneMs)
   if (mo === undefined) next.setUTCFullYear(next.getUTCFullYear() + 1)
@@ -161,9 +174,23 @@ export function parseDate(name: string, value: string): DateRange {
   return { prefix, low, high: next.getTime() - zoneMs }
 }
 
-function zoneOffset(zone: string): number {
+function sameFields(date: Date, fields: readonly number[]): boolean {
+  const read = [
+    date.getUTCFullYear(),
+    date.getUTCMonth(),
+    date.getUTCDate(),
+    date.getUTCHours(),
+    date.getUTCMinutes(),
+    date.getUTCSeconds(),
+  ]
+  return read.every((value, i) => value === fields[i])
+}
+
+/** A zone's offset in ms, or null: not one a clock uses (hours up to 14, minutes under 60). */
+function zoneOffset(zone: string): number | null {
   const sign = zone.startsWith('-') ? -1 : 1
   const [hours, minutes] = zone.slice(1).split(':').map(Number) as [number, number]
+  if (hours > 14 || minutes > 59) return null
   return sign * (hours * 60 + minutes) * 60_000
 }
 
@@ -224,7 +251,9 @@ export function sortOf(
     throw new FhirError(
       400,
       'not-supported',
-      `_sort=${text} is not supported; sort by ${allowed.join(', ')} (- for descending)`,
+      allowed.length === 0
+        ? `_sort is not supported on this search (its matches are in id order)`
+        : `_sort=${text} is not supported; sort by ${allowed.join(', ')} (- for descending)`,
       ['_sort'],
     )
   return { key, descending }

@@ -102,8 +102,12 @@ function sendError(reply: FastifyReply, statusCode: number, message: string, cod
  * Without it Fastify answers a 414 with `"error": "Bad Request"`.
  */
 export function sendFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
-  const status = error.statusCode !== undefined && error.statusCode < 500 ? error.statusCode : 400
-  return sendError(reply, status, error.message, error.code)
+  return sendError(reply, frameworkStatus(error), error.message, error.code)
+}
+
+/** The status of a routing error: its own when it is a 4xx, else 400 (it is about the request). */
+export function frameworkStatus(error: FastifyError): number {
+  return error.statusCode !== undefined && error.statusCode < 500 ? error.statusCode : 400
 }
 
 /** What Node's HTTP parser reports, and what the client is told, in the contract's error shape. */
