@@ -13,13 +13,15 @@ import { type Place, wardPlaces } from './location.js'
  */
 export function createFhirViews(fastify: FastifyInstance, systems: EncounterSystems, cacheBytes: number) {
   const { db, repos } = fastify
-  const memo = createReadMemo<Place[] | EncounterView[]>(db, cacheBytes, (value) => JSON.stringify(value).length * 2)
+  // FHIR_CACHE_BYTES is the whole budget: the views and the answers built from them get half each.
+  const half = Math.floor(cacheBytes / 2)
+  const memo = createReadMemo<Place[] | EncounterView[]>(db, half, (value) => JSON.stringify(value).length * 2)
 
   function remembered<T extends Place[] | EncounterView[]>(key: string, compute: () => T): T {
     return db.transaction(() => memo.remember(key, compute) as T).deferred()
   }
 
-  const answers = createReadMemo<{ json: string; total: number }>(db, cacheBytes, (value) => value.json.length * 2)
+  const answers = createReadMemo<{ json: string; total: number }>(db, half, (value) => value.json.length * 2)
 
   return {
     /**
