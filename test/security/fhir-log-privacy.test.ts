@@ -1,8 +1,6 @@
-import { Writable } from 'node:stream'
 import t from 'tap'
-import { buildApp, loggerOptions } from '../../app.js'
-import { defaultConfig } from '../../config.js'
 import { bearer } from '../helper.js'
+import { appWithLog } from './app-with-log.js'
 
 // A refused FHIR request is logged without what it carried: a client that puts a patient's name
 // or number in the wrong parameter, or in a path that is no FHIR interaction, must not leave it in
@@ -12,17 +10,7 @@ const PATIENT = 'patient-7x7q'
 const ENCOUNTER = 'enc-1001z'
 
 t.test('a refused FHIR request leaves no parameter value or stray path in the log', async (t) => {
-  const config = defaultConfig({ DATABASE_PATH: ':memory:', RATE_LIMIT_MAX: 0, LOG_LEVEL: 'info' })
-  const lines: string[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk))
-      done()
-    },
-  })
-  const logger = { ...(loggerOptions(config) as object), stream }
-  const app = await buildApp(config, { logger } as Parameters<typeof buildApp>[1])
-  t.teardown(() => app.close())
+  const { app, log } = await appWithLog(t, { LOG_LEVEL: 'info' })
   const token = app.tokens.create({ account: 'nurse', role: 'write', facility: 'A', label: 'log' }).token
   const requests = [
     { url: `/fhir/Encounter?date=${PATIENT}`, status: 400 },
@@ -41,8 +29,7 @@ t.test('a refused FHIR request leaves no parameter value or stray path in the lo
     t.equal(res.statusCode, status, r.url)
     t.equal(res.json().resourceType, 'OperationOutcome')
   }
-  const log = lines.join('')
-  t.match(log, /FHIR request refused/, 'the refusals are logged')
-  t.notMatch(log, PATIENT, 'no patient in the log')
-  t.notMatch(log, ENCOUNTER, 'no encounter number in the log')
+  t.match(log(), /FHIR request refused/, 'the refusals are logged')
+  t.notMatch(log(), PATIENT, 'no patient in the log')
+  t.notMatch(log(), ENCOUNTER, 'no encounter number in the log')
 })

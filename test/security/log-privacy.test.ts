@@ -1,8 +1,6 @@
-import { Writable } from 'node:stream'
-import t, { type Test } from 'tap'
-import { buildApp, loggerOptions } from '../../app.js'
-import { type Config, defaultConfig } from '../../config.js'
+import t from 'tap'
 import { bearer } from '../helper.js'
+import { appWithLog } from './app-with-log.js'
 
 // Filters, bodies and stray paths name patients, encounters and beds; the request log must not
 // carry them at any level, unless LOG_QUERY_VALUES asks for the full URL (query values only).
@@ -12,23 +10,8 @@ const ENCOUNTER = 'enc-1001z'
 const BED = 'bed-9k9'
 const IDENTIFIERS = [PATIENT, ENCOUNTER, BED]
 
-async function appWithLog(t: Test, overrides: Partial<Config>) {
-  const config = defaultConfig({ DATABASE_PATH: ':memory:', RATE_LIMIT_MAX: 0, ...overrides })
-  const lines: string[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk))
-      done()
-    },
-  })
-  const logger = { ...(loggerOptions(config) as object), stream }
-  const app = await buildApp(config, { logger } as Parameters<typeof buildApp>[1])
-  t.teardown(() => app.close())
-  return { app, log: () => lines.join('') }
-}
-
 /** Requests that carry the identifiers every way a client can: query, body, path, bad input. */
-async function identifyingTraffic(app: Awaited<ReturnType<typeof buildApp>>) {
+async function identifyingTraffic(app: Awaited<ReturnType<typeof appWithLog>>['app']) {
   const token = app.tokens.create({ account: 'nurse', role: 'write' }).token
   const admit = { encounter: ENCOUNTER, bed: BED, occupiedBy: PATIENT }
   const created = await app.inject({ method: 'POST', url: '/ward-occupants', headers: bearer(token), payload: admit })

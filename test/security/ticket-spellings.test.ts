@@ -1,13 +1,11 @@
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Writable } from 'node:stream'
 import fc from 'fast-check'
 import t from 'tap'
-import { buildApp, loggerOptions } from '../../app.js'
-import { defaultConfig } from '../../config.js'
 import { parseQueryString } from '../../plugins/query-string.js'
 import { bearer } from '../helper.js'
 import { propertyRuns } from '../property-runs.js'
+import { appWithLog } from './app-with-log.js'
 
 /**
  * With LOG_QUERY_VALUES=true the log has full URLs; a stream ticket (or a token) in one must never
@@ -81,23 +79,11 @@ function statusOf(base: string, path: string): Promise<number> {
 }
 
 t.test('LOG_QUERY_VALUES=true: no spelling or place of a ticket gets it into the log', async (t) => {
-  const config = defaultConfig({
-    DATABASE_PATH: ':memory:',
-    RATE_LIMIT_MAX: 0,
+  const { app, lines } = await appWithLog(t, {
     AUTH_FAILURE_LIMIT: 1_000_000,
     LOG_LEVEL: 'trace',
     LOG_QUERY_VALUES: true,
   })
-  const lines: string[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk))
-      done()
-    },
-  })
-  const logger = { ...(loggerOptions(config) as object), stream }
-  const app = await buildApp(config, { logger } as Parameters<typeof buildApp>[1])
-  t.teardown(() => app.close())
   await app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   let opened = 0
