@@ -2,7 +2,7 @@
 // Feathers peer (bench/peer/server.js), each started with `node` like `npm start` does, on the
 // Node that runs the bench (process.execPath), plus their memory watch.
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
@@ -48,6 +48,23 @@ function cpuSecondsOf(pid) {
   }
 }
 
+/**
+ * Nanoseconds on a CPU, summed over the threads a process has now (/proc/<pid>/task/<tid>/schedstat):
+ * finer than /proc/<pid>/stat's 10 ms ticks, for measures of a second. A thread that ended takes
+ * its time with it, so compare only over spans in which the process's threads stay (no renders).
+ */
+function cpuNanosOf(pid) {
+  try {
+    let total = 0
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+    }
+    return total
+  } catch {
+    return Number.NaN
+  }
+}
+
 function startChild(label, args, env, { echo = false } = {}) {
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -76,6 +93,7 @@ function startChild(label, args, env, { echo = false } = {}) {
     exited,
     output: () => tail.join('\n'),
     cpuSeconds: () => cpuSecondsOf(child.pid),
+    cpuNanos: () => cpuNanosOf(child.pid),
     /** The highest resident set seen so far (VmHWM is the kernel's own peak, so no spike is missed). */
     peakRss() {
       if (child.exitCode === null) sample()
@@ -131,6 +149,27 @@ export async function startService({ database, logLevel, nodeArgs = [], env = {}
   const url = `http://127.0.0.1:${port}`
   await waitUntil(async () => (await fetch(`${url}/health`)).ok, proc, 'the service')
   return { ...proc, url }
+}
+
+/**
+ * The service twice in one process (bench/metrics-pair-server.js): `off` on `database` without
+ * metrics, `on` on `databaseOn` with METRICS_PORT set; the metrics' cost is read from their turns.
+ */
+export async function startMetricsPair({ database, databaseOn, logLevel }) {
+  const [port, portOn, metricsPort] = [await freePort(), await freePort(), await freePort()]
+  const proc = startChild('metrics pair', [...START_FLAGS, 'bench/metrics-pair-server.js'], {
+    DATABASE_PATH: database,
+    DATABASE_PATH_ON: databaseOn,
+    PORT: String(port),
+    PORT_ON: String(portOn),
+    METRICS_PORT: String(metricsPort),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: logLevel,
+    RATE_LIMIT_MAX: '0',
+  })
+  const urls = { off: `http://127.0.0.1:${port}`, on: `http://127.0.0.1:${portOn}` }
+  await waitUntil(async () => (await fetch(`${urls.on}/health`)).ok, proc, 'the metrics pair')
+  return { ...proc, urls, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` }
 }
 
 export async function startBare() {
