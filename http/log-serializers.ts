@@ -50,10 +50,12 @@ const CREDENTIAL = /fst?_[A-Za-z0-9_-]{8,}|[A-Za-z0-9_-]{32,}/g
  * A name that says its value is a secret, compared in lower case with everything but letters set
  * aside (`TICKET`, `ticket%00`, `ticket.a`, `access_token`, `X-Api-Key`): words that mark one
  * wherever they stand in a name, and short names that do only alone (`code` is OAuth's
- * authorization code, `sig` a signed URL's signature; `barcode` and `design` are not).
+ * authorization code, `sig` a signed URL's signature; `barcode` and `design` are not). OAuth's
+ * and OpenID's own secrets are words of their own: `auth_code`, PKCE's `code_verifier`, a signed
+ * `client_assertion`.
  */
 const CREDENTIAL_WORD =
-  /ticket|token|secret|passw|passphrase|pwd|authoriz|bearer|apikey|accesskey|privatekey|credential|session|signature|cookie/
+  /ticket|token|secret|passw|passphrase|passcode|pwd|authoriz|authcode|verifier|assertion|bearer|apikey|accesskey|privatekey|credential|session|signature|cookie/
 const CREDENTIAL_NAMES = new Set(['auth', 'code', 'key', 'pass', 'pin', 'otp', 'sig', 'sid', 'jwt'])
 /** Every `name=` (or `name%3D`) in a text: the name, and where its value starts. */
 const PAIR_NAME = /[A-Za-z0-9_.$[\]-]+(?==|%3[dD])/g

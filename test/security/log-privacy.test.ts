@@ -106,6 +106,10 @@ const SECRET_NAMED_URLS: Record<string, string> = {
   'a stray path': '/ward-occupants;password=hunter2p',
   'a stray first segment': '/token=hunter2q/x',
   'the path of a known route': '/health;session=hunter2r',
+  passcode: '/ward-occupants?passcode=hunter2w',
+  auth_code: '/ward-occupants?auth_code=hunter2x',
+  'PKCE code_verifier': '/ward-occupants?code_verifier=hunter2y',
+  client_assertion: '/ward-occupants?client_assertion=hunter2z',
 }
 
 for (const withQueryValues of [false, true]) {
