@@ -1,4 +1,4 @@
-import type { Hl7Message } from '@medplum/core'
+import type { Hl7Field, Hl7Message } from '@medplum/core'
 import { enhancedMode } from '../domain/adt-header-rules.js'
 
 /**
@@ -69,6 +69,21 @@ export function hl7Now(now: Date): string {
   return `${now.getUTCFullYear()}${pad(now.getUTCMonth() + 1)}${pad(now.getUTCDate())}${pad(now.getUTCHours())}${pad(now.getUTCMinutes())}${pad(now.getUTCSeconds())}.${pad(now.getUTCMilliseconds(), 3)}+0000`
 }
 
+/** Processing ids (HL7 table 0103) and processing modes (table 0207). */
+const PROCESSING_ID = /^[PDT]$/
+const PROCESSING_MODE = /^[ARIT]?$/
+
+/**
+ * MSH-11 of an ACK: the message's own processing id and mode, so a test system reads its answers
+ * on its test channel; P when the message has none that HL7 defines.
+ */
+function processingIdOf(field: Hl7Field | undefined, componentSeparator: string): string {
+  const id = field?.getComponent(1) ?? ''
+  const mode = field?.getComponent(2) ?? ''
+  if (!PROCESSING_ID.test(id) || !PROCESSING_MODE.test(mode)) return 'P'
+  return mode === '' ? id : `${id}${componentSeparator}${mode}`
+}
+
 /** The ACK of a parsed message. */
 export function ackFor(message: Hl7Message, code: AckCode, text: string, error?: AckError): string {
   const { context } = message
@@ -92,7 +107,7 @@ export function ackFor(message: Hl7Message, code: AckCode, text: string, error?:
     '',
     ackType,
     now.getTime().toString(),
-    'P',
+    processingIdOf(msh?.getField(11), context.componentSeparator),
     field(12) ?? '2.5.1',
     // The set the ACK is written in (hl7/charset.ts encodeAck): the message's own.
     ...(field(18) ? ['', '', '', '', '', field(18)] : []),

@@ -55,6 +55,26 @@ test('HL7_PROCESSING_IDS=P,T applies training messages too; D still gets AR', as
   t.same(await activeBeds(app, tokens.admin), { 'E-T1': 'A/B-T1' })
 })
 
+/** MSH-11 of an ACK. */
+const ackProcessingId = (ack: string) => (ack.split('\r')[0] ?? '').split('|')[10]
+
+test("an ACK's MSH-11 is the message's own processing id, whatever the answer", async (t) => {
+  const { app } = await buildTestApp(t, { HL7_PORT: 0, HL7_PROCESSING_IDS: 'T' })
+  const raw = await openRawSocket(app.hl7.port as number)
+  t.teardown(() => raw.socket.destroy())
+  const answers: string[] = []
+  for (const [i, processing] of ['T', 'P', 'D', 'T^A', 'X&Y', ''].entries()) {
+    raw.socket.write(frame(admission(`M${i}`, { processing })))
+    answers.push((await raw.next(i + 1)).at(-1) as string)
+  }
+  t.same(
+    answers.map((a) => ackOf(a).code),
+    ['AA', 'AR', 'AR', 'AA', 'AR', 'AR'],
+  )
+  // What is no processing id (table 0103) is not echoed: that answer says production.
+  t.same(answers.map(ackProcessingId), ['T', 'P', 'D', 'T^A', 'P', 'P'], "each answer on its sender's channel")
+})
+
 test('MSH-12: 2.3 to 2.8.x are read; 2.2, 2.9, 3 and an empty version get AR 203 on MSH-12', async (t) => {
   const { app, tokens } = await buildTestApp(t, { HL7_PORT: 0 })
   // node-hl7-client refuses to send some of these versions: a raw socket sends them.
