@@ -71,12 +71,18 @@ function tlsFiles(config: Config) {
  */
 export default fp<{ config: Config }>(
   async function hl7Plugin(fastify, { config }) {
-    const settings = adtSettings(config)
+    // Read when first needed: asking Intl for the server's zone maps about 8 MB of time-zone data,
+    // which a service without an ADT feed never needs.
+    let settings: AdtSettings | null = null
+    const readingSettings = () => {
+      settings ??= adtSettings(config)
+      return settings
+    }
     const adtWard = createAdtWard(fastify.db, {
       wardOccupants: fastify.repos.wardOccupants,
       bedStates: fastify.repos.bedStates,
       exclusiveBeds: config.BED_POLICY === 'exclusive',
-      transferOnA08: settings.transferOnA08,
+      transferOnA08: config.HL7_A08_TRANSFERS,
     })
     const messages = createHl7MessageLog(fastify.db, {
       writes: fastify.writes,
@@ -89,7 +95,9 @@ export default fp<{ config: Config }>(
       if (!row) throw new NotFoundError('HL7 message', id)
       // Read as at receipt: today's settings could make it another facility's, patient's or time.
       const reading =
-        row.raw === null ? null : readAdt(Hl7Message.parse(row.raw), settingsAtReceipt(row.read_with, settings))
+        row.raw === null
+          ? null
+          : readAdt(Hl7Message.parse(row.raw), settingsAtReceipt(row.read_with, readingSettings()))
       if (reading?.kind !== 'ward') throw new NotFoundError('parked HL7 message text of', id)
       // An A50 since may have given the visit a new number: the log's column follows it, the text does not.
       const message = row.encounter ? { ...reading.message, encounter: row.encounter } : reading.message
@@ -138,7 +146,7 @@ export default fp<{ config: Config }>(
         log: fastify.log,
         answer: createAnswerer({
           log: messages,
-          settings,
+          settings: readingSettings(),
           senders: 'rules' in senders ? senders.rules : new Map(),
           refusals: senderRefusals,
           logger: fastify.log,
