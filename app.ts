@@ -9,7 +9,7 @@ import { createFhirRegistry } from './fhir/registry.js'
 import hl7Plugin from './hl7/index.js'
 import { requestSerializer } from './http/log-serializers.js'
 import { productVersion } from './lib/product-files.js'
-import metricsPlugin from './metrics/index.js'
+import type {} from './metrics/index.js'
 import authPlugin from './plugins/auth/index.js'
 import providerPlugin from './plugins/auth/provider.js'
 import backupsPlugin from './plugins/backups.js'
@@ -93,6 +93,21 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   }
 }
 
+/**
+ * The metrics plugin is loaded only with METRICS_PORT set: prom-client and the metrics listener's
+ * modules (its ESM import of node:http loads Node's fetch implementation) hold about 3 MB that a
+ * service without metrics never uses.
+ */
+async function metricsPluginFor(config: Config) {
+  if (config.METRICS_PORT !== undefined) return (await import('./metrics/index.js')).default
+  return fp(
+    async function noMetrics(fastify: FastifyInstance) {
+      fastify.decorate('metrics', null)
+    },
+    { name: 'metrics', fastify: '5.x' },
+  )
+}
+
 /** The whole service as one plugin. It never listens: server.ts does, tests inject. */
 export default async function app(fastify: FastifyInstance, opts: { config: Config }) {
   fastify.decorate('config', opts.config)
@@ -153,7 +168,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     cacheBytes: opts.config.RENDER_CACHE_BYTES,
   })
   // Before any route, so that its request hooks see every one.
-  await fastify.register(metricsPlugin, { config: opts.config })
+  await fastify.register(await metricsPluginFor(opts.config), { config: opts.config })
   await fastify.register(openapiPlugin, { version: productVersion() })
   await fastify.register(healthRoutes)
   await fastify.register(boardRoutes)

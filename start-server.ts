@@ -4,6 +4,7 @@ import closeWithGrace from 'close-with-grace'
 import { buildApp, listenOptions, loggerOptions } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { openPrivateFile } from './lib/private-files.js'
+import { releaseStartGarbage } from './lib/start-garbage.js'
 
 /** Where a non-interactive first start leaves the first admin token (beside the database). */
 export const BOOTSTRAP_TOKEN_FILE = 'first-admin-token'
@@ -39,6 +40,8 @@ export async function startServer(env: NodeJS.ProcessEnv, hooks: ServerHooks = {
     await app.close()
     stopOnConfigError(error)
   }
+  // Before the first request: the pause (tens of ms) is part of starting, not of an answer.
+  releaseStartGarbage()
   hooks.beforeListen?.(app)
   await app.listen({ port: config.PORT, host: config.HOST })
   return app

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs'
-import { Hl7Message } from '@medplum/core'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import { createAdtWard } from '../db/repositories/adt-ward.js'
@@ -8,9 +7,7 @@ import { type AdtSettings, readAdt } from '../domain/adt-message.js'
 import { NotFoundError } from '../domain/errors.js'
 import { parseProcessingIds } from '../lib/hl7-header-settings.js'
 import { parseAddressList, parseSenders } from '../lib/hl7-network.js'
-import { type Answered, createAnswerer } from './answer.js'
-import { frameRefusal } from './frame-refusal.js'
-import { createListener } from './listener.js'
+import type { Answered } from './answer.js'
 import { settingsAtReceipt } from './reading-settings.js'
 import { RefusalLog } from './refusals.js'
 
@@ -62,6 +59,27 @@ function tlsFiles(config: Config) {
   }
 }
 
+// The HL7 parser (@medplum/core) and the listener's modules are loaded when first needed: with
+// HL7_PORT set at start, otherwise at the first retry of a parked message. A service without an
+// ADT feed does not hold them.
+async function parseHl7(text: string) {
+  const { Hl7Message } = await import('@medplum/core')
+  return Hl7Message.parse(text)
+}
+
+async function listenerModules() {
+  const [answer, refusal, listener] = await Promise.all([
+    import('./answer.js'),
+    import('./frame-refusal.js'),
+    import('./listener.js'),
+  ])
+  return {
+    createAnswerer: answer.createAnswerer,
+    frameRefusal: refusal.frameRefusal,
+    createListener: listener.createListener,
+  }
+}
+
 /**
  * The ADT feed (docs/ADT.md): the message log and, with HL7_PORT set, the MLLP listener in the
  * server's process. Every message is answered through the write queue, so its change commits with
@@ -71,12 +89,18 @@ function tlsFiles(config: Config) {
  */
 export default fp<{ config: Config }>(
   async function hl7Plugin(fastify, { config }) {
-    const settings = adtSettings(config)
+    // Read when first needed too: asking Intl for the server's zone maps about 8 MB of time-zone
+    // data.
+    let settings: AdtSettings | null = null
+    const readingSettings = () => {
+      settings ??= adtSettings(config)
+      return settings
+    }
     const adtWard = createAdtWard(fastify.db, {
       wardOccupants: fastify.repos.wardOccupants,
       bedStates: fastify.repos.bedStates,
       exclusiveBeds: config.BED_POLICY === 'exclusive',
-      transferOnA08: settings.transferOnA08,
+      transferOnA08: config.HL7_A08_TRANSFERS,
     })
     const messages = createHl7MessageLog(fastify.db, {
       writes: fastify.writes,
@@ -89,7 +113,7 @@ export default fp<{ config: Config }>(
       if (!row) throw new NotFoundError('HL7 message', id)
       // Read as at receipt: today's settings could make it another facility's, patient's or time.
       const reading =
-        row.raw === null ? null : readAdt(Hl7Message.parse(row.raw), settingsAtReceipt(row.read_with, settings))
+        row.raw === null ? null : readAdt(await parseHl7(row.raw), settingsAtReceipt(row.read_with, readingSettings()))
       if (reading?.kind !== 'ward') throw new NotFoundError('parked HL7 message text of', id)
       // An A50 since may have given the visit a new number: the log's column follows it, the text does not.
       const message = row.encounter ? { ...reading.message, encounter: row.encounter } : reading.message
@@ -106,6 +130,7 @@ export default fp<{ config: Config }>(
     const feed: Hl7Feed = { messages, port: null, connections: () => null, retry, onAnswered }
     fastify.decorate('hl7', feed)
     if (config.HL7_PORT !== undefined) {
+      const { createAnswerer, createListener, frameRefusal } = await listenerModules()
       const addresses = parseAddressList(config.HL7_ALLOWED_ADDRESSES)
       // Both checked at start (lib/hl7-settings.ts): a problem cannot reach here.
       const senders = parseSenders(config.HL7_ALLOWED_SENDERS)
@@ -138,7 +163,7 @@ export default fp<{ config: Config }>(
         log: fastify.log,
         answer: createAnswerer({
           log: messages,
-          settings,
+          settings: readingSettings(),
           senders: 'rules' in senders ? senders.rules : new Map(),
           refusals: senderRefusals,
           logger: fastify.log,

@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { runInNewContext } from 'node:vm'
 import t from 'tap'
 import { PROJECT_ROOT } from '../lib/product-files.js'
+import { releaseStartGarbage } from '../lib/start-garbage.js'
 
 /** Node's flags of `npm start`, which the bench and the release executable take from there too. */
 function startFlags(): string[] {
@@ -26,6 +28,15 @@ t.test('the server starts with a young generation of 2 x 4 MB and an old generat
   t.ok(flags.includes('--max-semi-space-size=4'), flags.join(' '))
   // One V8 helper thread: 3–5 MB less at idle, the same CPU per request in the bench (PERFORMANCE.md).
   t.ok(flags.includes('--v8-pool-size=1'), flags.join(' '))
+  // No mid-tier compiler: its background compiles left 10–15 MB in a malloc pool (DECISIONS.md).
+  t.ok(flags.includes('--no-maglev'), flags.join(' '))
   const limitMb = heapOf(flags).heap_size_limit / 2 ** 20
   t.ok(limitMb >= 1024 && limitMb < 1100, `heap limit ${limitMb} MB`)
+})
+
+// The start's garbage collection borrows V8's gc function: nothing keeps it afterwards.
+t.test('giving back start-up garbage leaves no gc function to anyone', async (t) => {
+  releaseStartGarbage()
+  t.equal(typeof (globalThis as { gc?: unknown }).gc, 'undefined', 'not on the global')
+  t.equal(runInNewContext('typeof gc'), 'undefined', 'nor in a context made afterwards (a worker, a sandbox)')
 })
