@@ -90,14 +90,16 @@ export async function runMetricsCost({
 
 function summarize(key, totals) {
   const perRequest = (side) => totals[side].nanos / totals[side].requests / 1000
-  // How far one turn's ratio strays from the whole: the quartiles of on/off over adjacent turns.
+  // The ratio of each pair of adjacent turns, off and on: their median is the measure, as a turn
+  // that took a full garbage collection or a checkpoint of the other side's writes (either side's,
+  // either way) weighs on the totals and not on the median; the quartiles say how far pairs stray.
   const ratios = totals.on.turns.map((on, i) => on / totals.off.turns[i]).sort((a, b) => a - b)
   const quartile = (q) => ratios[Math.min(ratios.length - 1, Math.floor(q * ratios.length))]
   return {
     key,
     off: perRequest('off'),
     on: perRequest('on'),
-    ratio: perRequest('on') / perRequest('off'),
+    ratio: quartile(0.5),
     quartiles: [quartile(0.25), quartile(0.75)],
     requests: totals.off.requests + totals.on.requests,
   }
