@@ -96,16 +96,15 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
 /**
  * The metrics plugin is loaded only with METRICS_PORT set: prom-client and the metrics listener's
  * modules (its ESM import of node:http loads Node's fetch implementation) hold about 3 MB that a
- * service without metrics never uses.
+ * service without metrics never uses. Without it, `metrics` is null.
  */
-async function metricsPluginFor(config: Config) {
-  if (config.METRICS_PORT !== undefined) return (await import('./metrics/index.js')).default
-  return fp(
-    async function noMetrics(fastify: FastifyInstance) {
-      fastify.decorate('metrics', null)
-    },
-    { name: 'metrics', fastify: '5.x' },
-  )
+async function registerMetrics(fastify: FastifyInstance, config: Config): Promise<void> {
+  if (config.METRICS_PORT === undefined) {
+    fastify.decorate('metrics', null)
+    return
+  }
+  const { default: metricsPlugin } = await import('./metrics/index.js')
+  await fastify.register(metricsPlugin, { config, port: config.METRICS_PORT })
 }
 
 /** The whole service as one plugin. It never listens: server.ts does, tests inject. */
@@ -168,7 +167,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     cacheBytes: opts.config.RENDER_CACHE_BYTES,
   })
   // Before any route, so that its request hooks see every one.
-  await fastify.register(await metricsPluginFor(opts.config), { config: opts.config })
+  await registerMetrics(fastify, opts.config)
   await fastify.register(openapiPlugin, { version: productVersion() })
   await fastify.register(healthRoutes)
   await fastify.register(boardRoutes)

@@ -1,5 +1,5 @@
 import type { Hl7Field, Hl7Message } from '@medplum/core'
-import { enhancedMode } from '../domain/adt-header-rules.js'
+import { enhancedMode, PROCESSING_IDS } from '../domain/adt-header-rules.js'
 
 /**
  * Acknowledgements (MSA-1 AA, AR, AE; CA, CR, CE in enhanced mode), the text the library's
@@ -69,8 +69,7 @@ export function hl7Now(now: Date): string {
   return `${now.getUTCFullYear()}${pad(now.getUTCMonth() + 1)}${pad(now.getUTCDate())}${pad(now.getUTCHours())}${pad(now.getUTCMinutes())}${pad(now.getUTCSeconds())}.${pad(now.getUTCMilliseconds(), 3)}+0000`
 }
 
-/** Processing ids (HL7 table 0103) and processing modes (table 0207). */
-const PROCESSING_ID = /^[PDT]$/
+/** Processing modes (HL7 table 0207), or none. */
 const PROCESSING_MODE = /^[ARIT]?$/
 
 /**
@@ -80,7 +79,7 @@ const PROCESSING_MODE = /^[ARIT]?$/
 function processingIdOf(field: Hl7Field | undefined, componentSeparator: string): string {
   const id = field?.getComponent(1) ?? ''
   const mode = field?.getComponent(2) ?? ''
-  if (!PROCESSING_ID.test(id) || !PROCESSING_MODE.test(mode)) return 'P'
+  if (!(PROCESSING_IDS as readonly string[]).includes(id) || !PROCESSING_MODE.test(mode)) return 'P'
   return mode === '' ? id : `${id}${componentSeparator}${mode}`
 }
 

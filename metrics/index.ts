@@ -32,16 +32,12 @@ export interface ServiceMetrics {
 
 /**
  * The operators' metrics (docs/METRICS.md), in the Prometheus text format on a listener of their
- * own (METRICS_PORT, METRICS_HOST, METRICS_TOKEN), never on the API's port. Off while METRICS_PORT
- * is unset: then not even the request hooks are added. One registry per app, never prom-client's
- * global one: tests build many apps in one process.
+ * own (`port`: METRICS_PORT; METRICS_HOST, METRICS_TOKEN), never on the API's port. Registered only
+ * with METRICS_PORT set (app.ts): otherwise not even the request hooks are added. One registry per
+ * app, never prom-client's global one: tests build many apps in one process.
  */
-export default fp<{ config: Config }>(
-  async function metricsPlugin(fastify, { config }) {
-    if (config.METRICS_PORT === undefined) {
-      fastify.decorate('metrics', null)
-      return
-    }
+export default fp<{ config: Config; port: number }>(
+  async function metricsPlugin(fastify, { config, port }) {
     const registry = new Registry()
     collectDefaultMetrics({ register: registry })
     // Gauges named like counters (promtool's lint says so); their by-type siblings stay.
@@ -64,7 +60,7 @@ export default fp<{ config: Config }>(
 
     const listener = createMetricsListener({
       host: config.METRICS_HOST,
-      port: config.METRICS_PORT,
+      port,
       token: config.METRICS_TOKEN,
       registry,
       log: fastify.log,
