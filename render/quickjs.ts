@@ -2,8 +2,8 @@
  * Runs a compiled template body in QuickJS compiled to WebAssembly (quickjs-emscripten), a
  * JavaScript engine of its own inside a WebAssembly instance of its own: the layout's objects,
  * functions and memory are not the host's, and the host gives it nothing to call. Each render
- * gets a new instance on all-zero memory, so nothing of one render, not even freed memory of
- * the engine's heap, is there for the next. Only text crosses: the body, the data as JSON, and
+ * gets a new instance on all-zero memory (a new memory, or the last one wiped: sandbox-memory.ts),
+ * so nothing of one render, not even freed memory of the engine's heap, is there for the next. Only text crosses: the body, the data as JSON, and
  * the HTML (or an error) back.
  *
  * Limits: time by the engine's interrupt handler (a deadline checked while the layout runs,
@@ -15,6 +15,7 @@ import { createRequire } from 'node:module'
 import release from '@jitl/quickjs-wasmfile-release-sync'
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext } from 'quickjs-emscripten-core'
 import { assetBytes, executableManifest, insideExecutable } from '../lib/executable.js'
+import { startSmall } from './engine-start.js'
 import { RenderError, renderError } from './errors.js'
 import type { SandboxLimits } from './protocol.js'
 import type { EncodedData } from './render-data.js'
@@ -28,7 +29,13 @@ const MB = 1024 * 1024
 /** Kept well inside the WebAssembly stack (5 MB) and the worker's native stack (render-pool.ts). */
 const MAX_STACK_BYTES = 1024 * 1024
 
-let compiled: WebAssembly.Module | undefined
+interface Engine {
+  module: WebAssembly.Module
+  /** The memory it needs at least (engine-start.ts); undefined: the 16 MB it was built for. */
+  pages: number | undefined
+}
+
+let compiled: Engine | undefined
 
 /** The engine's WebAssembly: the package's file, or inside the single executable its copy there. */
 function engineBytes(): Uint8Array {
@@ -36,10 +43,16 @@ function engineBytes(): Uint8Array {
   return readFileSync(createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm'))
 }
 
-/** Compiling the engine takes milliseconds, so it is done once per worker; instances are per render. */
-function engineModule(): WebAssembly.Module {
+/**
+ * Compiling the engine takes milliseconds, so it is done once per worker; instances are per render.
+ * It is compiled to start on the smallest memory it can run on, which bounds what a worker keeps
+ * between renders (sandbox-memory.ts).
+ */
+function engineModule(): Engine {
+  if (compiled) return compiled
+  const start = startSmall(engineBytes())
   // The cast: with the DOM's types in the program too (fhirclient's), a Buffer is not taken for a BufferSource.
-  compiled ??= new WebAssembly.Module(engineBytes() as Uint8Array<ArrayBuffer>)
+  compiled = { module: new WebAssembly.Module(start.bytes as Uint8Array<ArrayBuffer>), pages: start.pages }
   return compiled
 }
 
@@ -99,9 +112,10 @@ export async function warmUp(): Promise<void> {
 const WARM_UP_LIMITS: SandboxLimits = { timeoutMs: 60_000, memoryMb: 8, maxOutputBytes: 1024 }
 
 export async function runInQuickJS(body: string, data: EncodedData, limits: SandboxLimits): Promise<string> {
-  const memory = sandboxMemory(limits.memoryMb)
+  const { module, pages } = engineModule()
+  const memory = sandboxMemory(limits.memoryMb, pages)
   const engine = await newQuickJSWASMModuleFromVariant(
-    newVariant(variant, { wasmModule: engineModule(), wasmMemory: memory.memory }),
+    newVariant(variant, { wasmModule: module, wasmMemory: memory.memory }),
   )
   const runtime = engine.newRuntime()
   runtime.setMemoryLimit(limits.memoryMb * MB)

@@ -107,10 +107,12 @@ export const GROUPS: Record<string, readonly string[]> = {
     'test/plugins/lingering-close.test.ts',
   ],
   'render-security': [
+    'test/render/engine-start.test.ts',
     'test/render/fair-queue.test.ts',
     'test/render/idle-workers.test.ts',
     'test/render/plugin.test.ts',
     'test/render/quickjs.test.ts',
+    'test/render/sandbox-carry-over.test.ts',
     'test/render/sandbox-memory-limit.test.ts',
     'test/render/sandbox-memory.test.ts',
     'test/security/headers.test.ts',

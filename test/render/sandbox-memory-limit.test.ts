@@ -12,6 +12,7 @@ import { watchMemories } from './wasm-memories.js'
  */
 
 const MB = 1024 * 1024
+const PAGE = 64 * 1024
 const NO_DATA = { json: '{}', dates: false }
 
 // Each with a limit of its own: a sandbox memory is kept for the next render of the same limit,
@@ -50,10 +51,13 @@ for (const { name, body, limitMb, grows } of LAYOUTS) {
     for (const watched of memories) {
       t.ok(watched.largest <= maximum, `it held ${watched.largest / MB} MB at most (maximum ${maximum / MB} MB)`)
     }
+    // The engine's glue grows the memory by 20, 10 or 5 % of its size at a time, and a request for
+    // more than the maximum is refused whole: it stops within 5 % of its maximum, where depends on
+    // the size it started at (42.0 of 42 MB from 16 MB, 40.9 from 5.1 MB; 23.1 of 24 from 16 MB).
     if (grows)
       t.ok(
-        memories.some((watched) => watched.refused > 0 && watched.largest === maximum),
-        'the memory grew to its maximum, and refused to grow further',
+        memories.some((watched) => watched.refused > 0 && watched.largest * 1.05 + PAGE > maximum),
+        'the memory grew to within one step of its maximum, and was refused further',
       )
     // And the next render in the same place works (its memory is fresh or wiped).
     t.equal(await runInQuickJS("return function () { return 'after' }", NO_DATA, LIMITS), 'after')

@@ -65,3 +65,27 @@ t.test('a wipe writes only the pages the engine wrote, never the untouched part'
   wipe(bytes, (page) => again.push(page.byteOffset))
   t.same(again, [], 'a clean memory is not written at all')
 })
+
+t.test('a memory the engine grew is wiped to its full size; one grown past 16 MB is dropped', async (t) => {
+  const START_PAGES = 82
+  const first = sandboxMemory(9, START_PAGES)
+  t.equal(first.memory.buffer.byteLength, START_PAGES * 65_536, 'it starts on the pages asked for')
+  first.memory.grow(100) // as the engine grows it for its heap
+  const grown = new Uint8Array(first.memory.buffer)
+  const at = scribble(grown)
+  grown.fill(1, grown.length - 3 * 65_536)
+  const second = sandboxMemory(9, START_PAGES)
+  t.equal(second.memory, first.memory, 'grown but within 16 MB: used again')
+  t.equal(
+    new Uint8Array(second.memory.buffer).findIndex((b) => b !== 0),
+    -1,
+    `wiped to its end (${second.memory.buffer.byteLength} bytes)`,
+  )
+  t.ok(at.includes(grown.length - 1), 'its last byte was written too')
+
+  second.memory.grow(ENGINE_MEMORY_MB * 16 - 182 + 1)
+  t.ok(second.memory.buffer.byteLength > ENGINE_MEMORY_MB * MB)
+  const third = sandboxMemory(9, START_PAGES)
+  t.not(third.memory, second.memory, 'past 16 MB: a new memory')
+  t.equal(third.memory.buffer.byteLength, START_PAGES * 65_536, 'on the pages asked for again')
+})

@@ -40,3 +40,36 @@ export function watchMemories(t: Test): WatchedMemory[] {
   })
   return watched
 }
+
+export interface WatchedInstance {
+  memory: WebAssembly.Memory
+  /** The memory's size when the instance was made on it. */
+  bytes: number
+  /** The first byte that was not zero then, or -1: what the new engine could have read at once. */
+  firstNonZero: number
+}
+
+/**
+ * Every WebAssembly instance made in this process from now until the test ends on a memory it
+ * imports, with that memory as it was at that moment, read in full (quickjs-emscripten instantiates
+ * through WebAssembly.instantiate, with the memory among the imports).
+ */
+export function watchInstances(t: Test): WatchedInstance[] {
+  const watched: WatchedInstance[] = []
+  const original = WebAssembly.instantiate
+  const instantiate = (module: unknown, imports?: Record<string, Record<string, unknown>>) => {
+    for (const group of Object.values(imports ?? {})) {
+      for (const value of Object.values(group)) {
+        if (!(value instanceof WebAssembly.Memory)) continue
+        const bytes = new Uint8Array(value.buffer)
+        watched.push({ memory: value, bytes: bytes.length, firstNonZero: bytes.findIndex((byte) => byte !== 0) })
+      }
+    }
+    return Reflect.apply(original, WebAssembly, [module, imports])
+  }
+  WebAssembly.instantiate = instantiate as typeof WebAssembly.instantiate
+  t.teardown(() => {
+    WebAssembly.instantiate = original
+  })
+  return watched
+}
