@@ -2,16 +2,19 @@
  * The engine's WebAssembly module, changed to start on the smallest memory it can run on.
  *
  * As built, the engine asks for a memory of at least 16 MB (emscripten's INITIAL_MEMORY), of which
- * its static data, its 5 MB stack and the start of its heap take the first 5.1 MB; past that, its
- * allocator grows the memory page by page as it needs (sbrk asks the host to grow the memory
- * when the heap passes its end). Starting the memory at the end of the stack instead changes
- * nothing the engine sees but the size it starts at; what it buys is a bound that no code inside
- * can move: the engine can read or write only below its memory's current size (WebAssembly checks
- * every access), so a memory used again has to be wiped only that far (sandbox-memory.ts).
+ * its static data and its 5 MB stack take the first 5.1 MB, and its heap starts there; when the
+ * heap passes the memory's end, its allocator (sbrk) asks the host to grow the memory, by 5-20 %
+ * at a time. Starting the memory at the end of the stack changes nothing the engine sees but the
+ * size it starts at; what it buys is a small bound that no code inside can move: the engine can
+ * read or write only below its memory's current size (WebAssembly checks every access), so a
+ * memory used again has to be wiped only that far, and is resident only that far
+ * (sandbox-memory.ts). The wipe covers the size whatever this module asked for: its safety does
+ * not rest on this file.
  *
  * Only the memory import's minimum is rewritten, in place and in as many bytes as before. Anything
  * in the module this does not expect leaves it as it is, at 16 MB: the sandbox is then as before,
- * larger but not less safe.
+ * larger but not less safe; a test says so. If the stack's top were read wrong (too low), the
+ * engine would trap at its first call and every render fail: loud, never a silent leak.
  */
 const PAGE = 64 * 1024
 const SECTION_IMPORT = 2

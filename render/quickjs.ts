@@ -3,8 +3,8 @@
  * JavaScript engine of its own inside a WebAssembly instance of its own: the layout's objects,
  * functions and memory are not the host's, and the host gives it nothing to call. Each render
  * gets a new instance on all-zero memory (a new memory, or the last one wiped: sandbox-memory.ts),
- * so nothing of one render, not even freed memory of the engine's heap, is there for the next. Only text crosses: the body, the data as JSON, and
- * the HTML (or an error) back.
+ * so nothing of one render, not even freed memory of the engine's heap, is there for the next.
+ * Only text crosses: the body, the data as JSON, and the HTML (or an error) back.
  *
  * Limits: time by the engine's interrupt handler (a deadline checked while the layout runs,
  * regular expressions included); memory by the instance's WebAssembly memory, whose maximum the
