@@ -2,27 +2,33 @@
 // machine allows over one connection, each answer awaited, for a server that does nothing but what
 // every ADT message must: one transaction that writes a page of as many b-trees as an admission
 // writes (31, docs/ADT.md "Throughput": one table with 30 indexes here), the WAL synced before the
-// answer, over loopback TCP to a client in another process. No HL7 parsing, no business logic, no
-// JSON: what it reaches, no server doing the service's durable work can pass on this machine.
+// answer, over loopback TCP to a client in another process. It reads the same MLLP frames from the
+// same sender as the service's bench (bench/mllp-sender.js) and answers an ACK of the same shape,
+// but parses nothing beyond MSH-10 and runs no business logic: what it reaches, no server doing the
+// service's durable work can pass on this machine.
 // Alone: `node bench/adt-floor.js [seconds] [indexes] [--no-sync]`.
 import { fork } from 'node:child_process'
 import { closeSync, fdatasync, mkdtempSync, openSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { createConnection, createServer } from 'node:net'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
+import { acceptedControlId, admissionText, connectSender } from './mllp-sender.js'
 
-const MESSAGE_BYTES = 256
 const CHECKPOINTER = `
 const { workerData } = require('node:worker_threads')
 const db = new (require(workerData.Database))(workerData.path)
 setInterval(() => db.pragma('wal_checkpoint(PASSIVE)'), 200)
 `
-const ANSWER = Buffer.from('AA')
+const FRAME_END = '\x1c\r'
 
-/** The server's half: a fixed-size message in, a transaction, fdatasync of the WAL, the answer out. */
+/** The ACK a real receiver sends, for the control id (MSH-10) it found. */
+const answerTo = (controlId) =>
+  `\x0bMSH|^~\\&|WARD|FS|BENCH|GENERAL|20260105103000||ACK^A01^ACK|${controlId}|P|2.5.1\rMSA|AA|${controlId}\x1c\r`
+
+/** The server's half: an MLLP frame in, a transaction, fdatasync of the WAL, the answer out. */
 function serve(indexes, sync) {
   const require = createRequire(import.meta.url)
   const Database = require('better-sqlite3')
@@ -44,16 +50,19 @@ function serve(indexes, sync) {
   const insert = db.prepare('INSERT INTO m (a, b, c, d) VALUES (?, ?, ?, ?)')
   const write = db.transaction((n) => insert.run(`a${Math.random()}`, `b${n}`, `c${Math.random()}`, n))
   const wal = openSync(join(dir, 'floor.db-wal'), 'r+')
-  let received = 0
+  let count = 0
   const server = createServer((socket) => {
     socket.setNoDelay(true)
+    let buffered = ''
     socket.on('data', (chunk) => {
-      received += chunk.length
-      while (received >= MESSAGE_BYTES) {
-        received -= MESSAGE_BYTES
-        write(received)
-        if (sync) fdatasync(wal, (error) => socket.write(error ? 'AE' : ANSWER))
-        else socket.write(ANSWER)
+      buffered += chunk.toString('latin1')
+      for (let end = buffered.indexOf(FRAME_END); end >= 0; end = buffered.indexOf(FRAME_END)) {
+        const controlId = buffered.slice(0, buffered.indexOf('\r')).split('|')[9] ?? ''
+        buffered = buffered.slice(end + FRAME_END.length)
+        write(count++)
+        const answer = answerTo(controlId)
+        if (sync) fdatasync(wal, (error) => socket.write(error ? 'AE' : answer, 'latin1'))
+        else socket.write(answer, 'latin1')
       }
     })
   })
@@ -78,27 +87,17 @@ export async function runFloor({ seconds = 5, indexes = 30, sync = true } = {}) 
       child.once('message', resolve)
       child.once('exit', (code) => reject(new Error(`the floor server exited with ${code}`)))
     })
-    const socket = createConnection({ port, host: '127.0.0.1', noDelay: true })
-    await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject))
-    const message = Buffer.alloc(MESSAGE_BYTES, 'x')
+    const sender = await connectSender(port)
     const latencies = []
     const started = performance.now()
-    while (performance.now() - started < seconds * 1000) {
+    for (let n = 0; performance.now() - started < seconds * 1000; n++) {
       const sent = performance.now()
-      const answer = await new Promise((resolve, reject) => {
-        const failed = () => reject(new Error('the floor server closed the connection'))
-        socket.once('close', failed).once('error', reject)
-        socket.once('data', (data) => {
-          socket.off('close', failed).off('error', reject)
-          resolve(String(data))
-        })
-        socket.write(message)
-      })
-      if (answer !== String(ANSWER)) throw new Error(`the floor server answered ${answer}`)
+      const answer = await sender.send(admissionText(n, 'floor'))
+      if (acceptedControlId(answer) !== `floor-${n}`) throw new Error(`the floor server answered ${answer}`)
       latencies.push(performance.now() - sent)
     }
     const elapsed = (performance.now() - started) / 1000
-    socket.destroy()
+    sender.close()
     latencies.sort((a, b) => a - b)
     const at = (p) => latencies[Math.min(latencies.length - 1, Math.floor((latencies.length * p) / 100))] ?? 0
     return { indexes, sync, perSecond: latencies.length / elapsed, p50: at(50), p99: at(99), total: latencies.length }

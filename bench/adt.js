@@ -3,22 +3,9 @@
 // Targets (docs/ADT.md, "Throughput"): >= 1000 admissions a second over one connection, p99 <= 50 ms at 100 a second.
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import { Hl7Message } from '@medplum/core'
-import { Hl7Client } from '@medplum/hl7'
 import { runFloor } from './adt-floor.js'
+import { acceptedControlId, admissionText, connectSender } from './mllp-sender.js'
 import { freePort, startService } from './processes.js'
-
-function admission(n, tag) {
-  const at = '20260105103000'
-  return Hl7Message.parse(
-    [
-      `MSH|^~\\&|BENCH|GENERAL|WARD|FS|${at}||ADT^A01^ADT_A01|${tag}-${n}|P|2.5.1`,
-      `EVN|A01|${at}`,
-      `PID|1||P-${n}^^^GENERAL^MR||Doe^Jane`,
-      `PV1|1|I|W1^R${n % 50}^${tag}-B${n}^bench||||DR1^Smith||||||||||||${tag}-E${n}`,
-    ].join('\r'),
-  )
-}
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0
 
@@ -28,7 +15,7 @@ const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(
  * slow ACK then shows in the messages it held back too, as a sender on a schedule feels it.
  */
 async function sender(port, tag, seconds, pace, latencies) {
-  const client = new Hl7Client({ host: '127.0.0.1', port })
+  const client = await connectSender(port)
   let n = 0
   const start = performance.now()
   const end = start + seconds * 1000
@@ -41,14 +28,13 @@ async function sender(port, tag, seconds, pace, latencies) {
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
         sent = due
       }
-      const ack = await client.sendAndWait(admission(n, tag), { timeoutMs: 30_000 })
+      const ack = await client.send(admissionText(n, tag))
       latencies.push(performance.now() - sent)
-      const code = ack.getSegment('MSA')?.getField(1)?.toString()
-      if (code !== 'AA') throw new Error(`${tag}-${n}: ${code} ${ack.toString()}`)
+      if (acceptedControlId(ack) !== `${tag}-${n}`) throw new Error(`${tag}-${n}: ${ack}`)
       n++
     }
   } finally {
-    await client.close()
+    client.close()
   }
   return n
 }
