@@ -8,11 +8,12 @@ import { countBtrees } from './btrees.js'
 import { runFanout } from './feed/fanout.js'
 import { fhirNotes, fhirScenarios, prepareFhirWard } from './fhir.js'
 import { seedLimit } from './limit/seed.js'
+import { runLimitTurns } from './limit/turns.js'
 import { load, probe } from './load.js'
 import { runMetricsCost } from './metrics-cost.js'
 import { args, options } from './options.js'
 import { seedPeer } from './peer/seed.js'
-import { startBare, startLimit, startPeer, startService } from './processes.js'
+import { startBare, startPeer, startService } from './processes.js'
 import { providerNote, providerTokens } from './provider-tokens.js'
 import { machine, printTable, writeReport } from './report.js'
 import { formTemplateBody, scenarios } from './scenarios.js'
@@ -143,8 +144,13 @@ async function main() {
     // Copied before any scenario writes, so the peer starts from the very rows the service did.
     if (withPeer) peerSeed = seedPeerDatabase(database, seeded.tokens)
     if (withLimit) {
-      limitSeed = { database: join(workdir, 'limit.db'), tokens: join(workdir, 'limit-tokens.json') }
-      seedLimit(limitSeed.database, limitSeed.tokens, database, seeded.tokens)
+      limitSeed = {
+        database: join(workdir, 'limit.db'),
+        tokens: join(workdir, 'limit-tokens.json'),
+        // The service's own copy for the turns against the limit (bench/limit/turns.js).
+        serviceDatabase: join(workdir, 'limit-service.db'),
+      }
+      seedLimit(limitSeed.database, limitSeed.tokens, database, seeded.tokens, limitSeed.serviceDatabase)
     }
     templateNote = await seedTemplates(service, ctx)
     log(`form templates: ${templateNote}`)
@@ -172,6 +178,11 @@ async function main() {
   // After the service, alone on the machine like it was; the ratios to it are read from this run.
   const peer = peerSeed ? await measurePeer(peerSeed, seeded, ctx) : null
   const limit = limitSeed ? await measureLimit(limitSeed, seeded, ctx) : null
+  if (limit)
+    for (const row of limit.turns)
+      log(
+        `  ${row.key}: ${row.ratio.toFixed(2)} of the limit (quartiles ${row.quartiles.map((q) => q.toFixed(2)).join('-')})`,
+      )
 
   let scale = null
   if (options.compare) scale = await compareScale(options.compare, results, ctx)
@@ -265,22 +276,22 @@ async function measurePeer({ database, seeded: peerSeeded }, seeded, ctx) {
   return { results, peakRss: peer.peakRss(), seeded: peerSeeded }
 }
 
-/** The database limit through the same four scenarios, on its own copy of the seeded rows. */
-async function measureLimit({ database, tokens }, seeded, ctx) {
-  const limit = await startLimit({ database, tokens, nodeArgs: profileArgs(), echo: args.verbose })
-  const limitCtx = { ...ctx, patchPool: [], templates: [] }
-  const results = []
-  try {
-    for (const scenario of scenarios(limitCtx)) {
-      if (!PEER_KEYS.includes(scenario.key) || (options.only && !options.only.has(scenario.key))) continue
-      log(`database limit: ${scenario.title}`)
-      if (scenario.key === 'patch') limitCtx.patchPool.push(...seeded.pool)
-      results.push({ scenario, result: await runScenario(limit, scenario) })
-    }
-  } finally {
-    await limit.stop()
-  }
-  return { results }
+/** The database limit against a service of its own on the same four scenarios, in alternate turns. */
+async function measureLimit(limitSeed, seeded, ctx) {
+  log('database limit and a service of its own, in turns (bench/limit/turns.js)')
+  const keys = PEER_KEYS.filter((key) => !options.only || options.only.has(key))
+  const turns = await runLimitTurns({
+    serviceDatabase: limitSeed.serviceDatabase,
+    limitSeed,
+    seeded,
+    ctx,
+    keys,
+    loadOptions,
+    log,
+    logLevel: options.logLevel,
+    nodeArgs: profileArgs(),
+  })
+  return { turns }
 }
 
 function seededNotes(seeded) {

@@ -1,4 +1,4 @@
-// The database limit's part of the report: each of the four scenarios, its server CPU per request
+// The database limit's part of the report: each of the four scenarios in turns (turns.js), its server CPU per request
 // beside the service's, and the targets as a share of the limit (its CPU µs over the service's:
 // 1.00 is the limit itself, 0.5 the service spending twice as much per request).
 const num = (n) => n.toLocaleString('en-US', { maximumFractionDigits: 0 })
@@ -11,36 +11,38 @@ function table(header, body) {
   return [line(header), line(header.map(() => '---')), ...body.map(line)].join('\n')
 }
 
-/** The service's share of the limit for a scenario both ran: limit CPU µs/req over the service's. */
-function share(report, key) {
-  const limit = report.limit?.results.find((r) => r.scenario.key === key)?.result
-  const own = report.results.find((r) => r.scenario.key === key)?.result
-  if (!limit || limit.skipped || !own || own.skipped) return null
-  return { limit, own, value: limit.cpuMicros / own.cpuMicros }
-}
-
 export function limitSection(report) {
-  const rows = report.limit.results.map(({ scenario, result }) => {
-    const s = share(report, scenario.key)
-    if (!s) return [scenario.title, 'skipped', '', '', '', '', '']
-    const target = LIMIT_TARGETS[scenario.key]
+  const rows = report.limit.turns.map((r) => {
+    const target = LIMIT_TARGETS[r.key]
     return [
-      scenario.title,
-      num(result.rps),
-      String(result.non2xx),
-      num(result.cpuMicros),
-      num(s.own.cpuMicros),
-      s.value.toFixed(2),
-      target ? `≥ ${target} ${met(s.value >= target)}` : '',
+      r.title,
+      r.limitMicros.toFixed(1),
+      r.serviceMicros.toFixed(1),
+      r.ratio.toFixed(2),
+      target ? `≥ ${target} ${met(r.ratio >= target)}` : '',
+      r.quartiles.map((q) => q.toFixed(2)).join(' – '),
+      `${num(r.requests.limit)} / ${num(r.requests.service)}`,
+      `${r.non2xx.limit} / ${r.non2xx.service}`,
+      String(r.rounds),
     ]
   })
   return [
-    '#### The database limit (same run, same Node, same rows)',
+    '#### The database limit (same run, same Node, same rows, in alternate turns)',
     '',
-    'Bare Fastify and better-sqlite3 doing the same CRUD on a copy of the seeded file, durable, nothing else (`bench/limit/`). **of the limit**: its server CPU µs per request over the service’s.',
+    'Bare Fastify and better-sqlite3 doing the same CRUD on a copy of the seeded file, durable, nothing else (`bench/limit/`), against a service of its own on another copy; both running, loaded in alternate half-second turns, 20 rounds (fewer for the discharge, whose seeded pool the limit would use up; `bench/limit/turns.js`). **of the limit**: the limit’s server CPU µs per request over the service’s, the median of the pairs of adjacent turns.',
     '',
     table(
-      ['scenario', 'limit req/s', 'non-2xx', 'limit CPU µs/req', 'service CPU µs/req', 'of the limit', 'target'],
+      [
+        'scenario',
+        'limit CPU µs/req (all turns)',
+        'service CPU µs/req (all turns)',
+        'of the limit (median of the pairs)',
+        'target',
+        'quartiles of the pairs',
+        'requests limit / service',
+        'non-2xx limit / service',
+        'rounds',
+      ],
       rows,
     ),
   ].join('\n')

@@ -4,10 +4,12 @@ import { writeFileSync } from 'node:fs'
 import BetterSqlite3 from 'better-sqlite3'
 import { FACILITIES, facilityName } from '../seed.js'
 
-export function seedLimit(path, tokensPath, servicePath, tokens) {
+export function seedLimit(path, tokensPath, servicePath, tokens, serviceCopyPath) {
   const source = new BetterSqlite3(servicePath, { readonly: true })
   try {
     source.prepare('VACUUM INTO ?').run(path)
+    // The service that runs in turns with the limit starts from the very same rows.
+    if (serviceCopyPath) source.prepare('VACUUM INTO ?').run(serviceCopyPath)
   } finally {
     source.close()
   }
