@@ -15,12 +15,12 @@ async function turn(server, side, next, totals, { connections, seconds }) {
   const before = server.cpuNanos()
   const result = await load(server.url, next, { connections, duration: seconds, warmup: 0 })
   const used = server.cpuNanos() - before
-  const side_ = totals[side]
-  side_.nanos += used
-  side_.requests += result.total
-  side_.non2xx += result.non2xx + result.errors
-  side_.turns.push(used / Math.max(1, result.total) / 1000)
-  side_.turnRequests.push(result.total)
+  const sum = totals[side]
+  sum.nanos += used
+  sum.requests += result.total
+  sum.non2xx += result.non2xx + result.errors
+  sum.turns.push(used / Math.max(1, result.total) / 1000)
+  sum.turnRequests.push(result.total)
 }
 
 /**
