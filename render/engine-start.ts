@@ -7,9 +7,9 @@
  * at a time. Starting the memory at the end of the stack changes nothing the engine sees but the
  * size it starts at; what it buys is a small bound that no code inside can move: the engine can
  * read or write only below its memory's current size (WebAssembly checks every access), so a
- * memory used again has to be wiped only that far, and is resident only that far
- * (sandbox-memory.ts). The wipe covers the size whatever this module asked for: its safety does
- * not rest on this file.
+ * memory used again has to be wiped only that far, and is resident only that far: 8 MB, the size
+ * every render starts on (sandbox-memory.ts). The wipe covers the size whatever this module asked
+ * for: its safety does not rest on this file.
  *
  * Only the memory import's minimum is rewritten, in place and in as many bytes as before. Anything
  * in the module this does not expect leaves it as it is, at 16 MB: the sandbox is then as before,
@@ -105,6 +105,10 @@ function readLayout(bytes: Uint8Array): Layout | undefined {
       if (top === undefined) return undefined
       highest = Math.max(highest, top)
     }
+    // A section read is read to its end exactly, or it was not understood (a newer format): then
+    // nothing is rewritten, lest a misread offset change some other byte.
+    const parsed = id === SECTION_IMPORT || id === SECTION_GLOBAL || id === SECTION_DATA
+    if (parsed && reader.offset !== end) return undefined
     reader.offset = end
   }
   return memory && { ...memory, highest }

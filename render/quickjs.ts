@@ -20,7 +20,7 @@ import { RenderError, renderError } from './errors.js'
 import type { SandboxLimits } from './protocol.js'
 import type { EncodedData } from './render-data.js'
 import { DATE_TAG } from './render-data.js'
-import { sandboxMemory } from './sandbox-memory.js'
+import { type SandboxMemory, sandboxMemory } from './sandbox-memory.js'
 
 type SyncVariant = Extract<Parameters<typeof newQuickJSWASMModuleFromVariant>[0], { type: 'sync' }>
 // The package's types describe its CommonJS build; imported as ESM, its default export is the variant.
@@ -50,9 +50,17 @@ function engineBytes(): Uint8Array {
  */
 function engineModule(): Engine {
   if (compiled) return compiled
-  const start = startSmall(engineBytes())
+  const bytes = engineBytes()
+  const start = startSmall(bytes)
   // The cast: with the DOM's types in the program too (fhirclient's), a Buffer is not taken for a BufferSource.
-  compiled = { module: new WebAssembly.Module(start.bytes as Uint8Array<ArrayBuffer>), pages: start.pages }
+  const compile = (wasm: Uint8Array) => new WebAssembly.Module(wasm as Uint8Array<ArrayBuffer>)
+  try {
+    compiled = { module: compile(start.bytes), pages: start.pages }
+  } catch (error) {
+    // A rewrite the engine's validator refuses: the module as built, on its 16 MB (larger, as safe).
+    if (start.bytes === bytes) throw error
+    compiled = { module: compile(bytes), pages: undefined }
+  }
   return compiled
 }
 
@@ -114,6 +122,21 @@ const WARM_UP_LIMITS: SandboxLimits = { timeoutMs: 60_000, memoryMb: 8, maxOutpu
 export async function runInQuickJS(body: string, data: EncodedData, limits: SandboxLimits): Promise<string> {
   const { module, pages } = engineModule()
   const memory = sandboxMemory(limits.memoryMb, pages)
+  try {
+    return await renderOn(memory, module, body, data, limits)
+  } finally {
+    // However the render ended: its instance is dropped, no code of it runs again.
+    memory.release()
+  }
+}
+
+async function renderOn(
+  memory: SandboxMemory,
+  module: WebAssembly.Module,
+  body: string,
+  data: EncodedData,
+  limits: SandboxLimits,
+): Promise<string> {
   const engine = await newQuickJSWASMModuleFromVariant(
     newVariant(variant, { wasmModule: module, wasmMemory: memory.memory }),
   )

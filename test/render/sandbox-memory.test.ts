@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ENGINE_MEMORY_MB, sandboxMemory, wipe } from '../../render/sandbox-memory.js'
+import { ENGINE_MEMORY_MB, REUSED_MEMORY_MB, sandboxMemory, wipe } from '../../render/sandbox-memory.js'
 
 const MB = 1024 * 1024
 
@@ -25,16 +25,26 @@ t.test('a wipe leaves every byte zero, wherever the engine wrote', async (t) => 
   t.ok(at.length > 0)
 })
 
-t.test('a reused sandbox memory comes back all zero', async (t) => {
-  const first = sandboxMemory(8)
+t.test('a released memory comes back all zero; one a render still runs on is never handed to another', async (t) => {
+  const first = sandboxMemory(7)
   scribble(new Uint8Array(first.memory.buffer))
-  const second = sandboxMemory(8)
-  t.equal(second.memory, first.memory, 'the same memory, used again')
+  const second = sandboxMemory(7)
+  t.not(second.memory, first.memory, 'not released: the second caller gets a memory of its own')
   t.equal(
-    new Uint8Array(second.memory.buffer).findIndex((b) => b !== 0),
-    -1,
-    'wiped',
+    new Uint8Array(first.memory.buffer).findIndex((b) => b !== 0),
+    0,
+    "and the first render's memory was not wiped under it",
   )
+  second.release()
+  first.release()
+  const third = sandboxMemory(7)
+  t.equal(third.memory, first.memory, 'released: used again')
+  t.equal(
+    new Uint8Array(third.memory.buffer).findIndex((b) => b !== 0),
+    -1,
+    'wiped first',
+  )
+  third.release()
 })
 
 // Which pages a wipe writes is what the code decides; how much of that the kernel makes resident
@@ -66,26 +76,34 @@ t.test('a wipe writes only the pages the engine wrote, never the untouched part'
   t.same(again, [], 'a clean memory is not written at all')
 })
 
-t.test('a memory the engine grew is wiped to its full size; one grown past 16 MB is dropped', async (t) => {
+t.test('every render starts on the same size: a memory wiped to its end, one that grew dropped', async (t) => {
   const START_PAGES = 82
   const first = sandboxMemory(9, START_PAGES)
-  t.equal(first.memory.buffer.byteLength, START_PAGES * 65_536, 'it starts on the pages asked for')
-  first.memory.grow(100) // as the engine grows it for its heap
-  const grown = new Uint8Array(first.memory.buffer)
-  const at = scribble(grown)
-  grown.fill(1, grown.length - 3 * 65_536)
+  const size = REUSED_MEMORY_MB * MB
+  t.equal(first.memory.buffer.byteLength, size, `it starts on ${REUSED_MEMORY_MB} MB, more than the engine needs`)
+  const bytes = new Uint8Array(first.memory.buffer)
+  const at = scribble(bytes)
+  bytes.fill(1, bytes.length - 3 * 65_536)
+  first.release()
   const second = sandboxMemory(9, START_PAGES)
-  t.equal(second.memory, first.memory, 'grown but within 16 MB: used again')
+  t.equal(second.memory, first.memory, 'never grew: used again')
   t.equal(
     new Uint8Array(second.memory.buffer).findIndex((b) => b !== 0),
     -1,
     `wiped to its end (${second.memory.buffer.byteLength} bytes)`,
   )
-  t.ok(at.includes(grown.length - 1), 'its last byte was written too')
+  t.ok(at.includes(bytes.length - 1), 'its last byte was written too')
 
-  second.memory.grow(ENGINE_MEMORY_MB * 16 - 182 + 1)
-  t.ok(second.memory.buffer.byteLength > ENGINE_MEMORY_MB * MB)
+  second.memory.grow(1) // as the engine grows it for a large print's heap
+  second.release()
   const third = sandboxMemory(9, START_PAGES)
-  t.not(third.memory, second.memory, 'past 16 MB: a new memory')
-  t.equal(third.memory.buffer.byteLength, START_PAGES * 65_536, 'on the pages asked for again')
+  t.not(third.memory, second.memory, 'grown: a new memory, so its size tells the next render nothing')
+  t.equal(third.memory.buffer.byteLength, size, 'on the same size as every render')
+  third.release()
+})
+
+t.test('an engine that needs more than the reused size starts on what it needs', async (t) => {
+  const first = sandboxMemory(6)
+  t.equal(first.memory.buffer.byteLength, ENGINE_MEMORY_MB * MB, 'the engine as built: its 16 MB')
+  first.release()
 })
