@@ -13,20 +13,11 @@ import { load, probe } from './load.js'
 import { startMetricsPair } from './processes.js'
 import { scenarios } from './scenarios.js'
 import { seedDatabase } from './seed.js'
+import { medianOfPairs, microsPerRequest, playTurns } from './turns.js'
 
 export const METRICS_COST_TARGET = 1.03
 const KEYS = ['get', 'create']
 const SIDES = ['off', 'on']
-
-async function turn(pair, side, next, totals, { connections, seconds }) {
-  const before = pair.cpuNanos()
-  const result = await load(pair.urls[side], next, { connections, duration: seconds, warmup: 0 })
-  const used = pair.cpuNanos() - before
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`metrics ${side}: ${result.non2xx} non-2xx answers`)
-  totals[side].nanos += used
-  totals[side].requests += result.total
-  totals[side].turns.push(used / result.total / 1000)
-}
 
 /** Scraped as Prometheus would, and checked to have counted the requests of the "on" copy only. */
 async function checkScraped(pair, requestsOn) {
@@ -66,18 +57,24 @@ export async function runMetricsCost({
       }).find((s) => s.key === key)
       // One request stream per copy, kept over its turns: creates never reuse a bed.
       const nexts = { off: scenario.make(), on: scenario.make() }
-      const totals = Object.fromEntries(SIDES.map((side) => [side, { nanos: 0, requests: 0, turns: [] }]))
       for (const side of SIDES) {
         await probe(pair.urls[side], nexts[side])
         await load(pair.urls[side], nexts[side], { ...loadOptions, duration: loadOptions.warmup, warmup: 0 })
       }
       log(`  metrics ${key}: ${rounds} rounds of a ${turnSeconds} s turn off and on`)
-      for (let round = 0; round < rounds; round++) {
-        const order = round % 2 === 0 ? SIDES : [...SIDES].reverse()
-        for (const side of order) {
-          await turn(pair, side, nexts[side], totals, { connections: loadOptions.connections, seconds: turnSeconds })
-        }
-      }
+      const servers = Object.fromEntries(SIDES.map((side) => [side, { url: pair.urls[side], cpuNanos: pair.cpuNanos }]))
+      const { totals } = await playTurns({
+        sides: SIDES,
+        servers,
+        nexts,
+        rounds,
+        turnSeconds,
+        connections: loadOptions.connections,
+        refuse(side, result) {
+          if (result.non2xx > 0 || result.errors > 0)
+            throw new Error(`metrics ${side}: ${result.non2xx} non-2xx answers`)
+        },
+      })
       requestsOn += totals.on.requests
       rows.push(summarize(key, totals))
     }
@@ -89,18 +86,11 @@ export async function runMetricsCost({
 }
 
 function summarize(key, totals) {
-  const perRequest = (side) => totals[side].nanos / totals[side].requests / 1000
-  // The ratio of each pair of adjacent turns, off and on: their median is the measure, as a turn
-  // that took a full garbage collection or a checkpoint of the other side's writes (either side's,
-  // either way) weighs on the totals and not on the median; the quartiles say how far pairs stray.
-  const ratios = totals.on.turns.map((on, i) => on / totals.off.turns[i]).sort((a, b) => a - b)
-  const quartile = (q) => ratios[Math.min(ratios.length - 1, Math.floor(q * ratios.length))]
   return {
     key,
-    off: perRequest('off'),
-    on: perRequest('on'),
-    ratio: quartile(0.5),
-    quartiles: [quartile(0.25), quartile(0.75)],
+    off: microsPerRequest(totals.off),
+    on: microsPerRequest(totals.on),
+    ...medianOfPairs(totals.on, totals.off),
     requests: totals.off.requests + totals.on.requests,
   }
 }

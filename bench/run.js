@@ -281,7 +281,6 @@ async function measureLimit(limitSeed, seeded, ctx) {
   log('database limit and a service of its own, in turns (bench/limit/turns.js)')
   const keys = PEER_KEYS.filter((key) => !options.only || options.only.has(key))
   const turns = await runLimitTurns({
-    serviceDatabase: limitSeed.serviceDatabase,
     limitSeed,
     seeded,
     ctx,

@@ -6,31 +6,12 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { createRenderer } from '../dist/render/sandbox.js'
+import { LAYOUTS, record } from './print-sample.js'
 
 const { values: args } = parseArgs({ options: { renders: { type: 'string', default: '200' } } })
 const RENDERS = Number(args.renders)
 const LIMITS = { timeoutMs: 1000, memoryMb: 32, maxOutputBytes: 2_097_152 }
 const REPORT_AT = new Set([1, 2, 10, RENDERS])
-
-/** bench/sandbox.js's pug layout and record, so that both measure the same print. */
-const bench = readFileSync(new URL('./sandbox.js', import.meta.url), 'utf8')
-const layout = bench.match(/pug: `([\s\S]*?)`,\n/)?.[1]
-const items = Array.from({ length: 20 }, (_, k) => ({
-  id: `q${k + 1}`,
-  question: `Question ${k + 1} of the admission check?`,
-  choices: k % 2 === 0 ? ['none', 'mild', 'moderate', 'severe'] : undefined,
-  required: k % 3 === 0,
-}))
-const record = {
-  name: 'Admission assessment',
-  items,
-  meta: { version: 3 },
-  data: {
-    patient: { name: 'Ada Example', born: '1950-02-03', bed: 'B-12', ward: 'Ward 3 East' },
-    answers: Object.fromEntries(items.map((item, k) => [item.id, item.choices ? item.choices[k % 4] : `answer ${k}`])),
-    printedBy: 'Nurse Joy',
-  },
-}
 
 function field(entry, name) {
   return Number(entry.match(new RegExp(`^${name}:\\s+(\\d+)`, 'm'))?.[1] ?? 0)
@@ -60,7 +41,7 @@ function wasmMemories() {
 const vmRss = () => Number(readFileSync('/proc/self/status', 'utf8').match(/VmRSS:\s+(\d+)/)?.[1])
 
 const renderer = createRenderer(LIMITS, { maxConcurrent: 1, compilerIdleMs: 1 })
-const job = { engine: 'pug', source: layout, cacheKey: 'bench:memory:pug', data: record }
+const job = { engine: 'pug', source: LAYOUTS.pug, cacheKey: 'bench:memory:pug', data: record }
 const before = vmRss()
 console.log(`node ${process.version}, one render worker, ${RENDERS} renders of bench/sandbox.js's pug layout`)
 console.log('| after render | WebAssembly memories | their size | resident (huge pages) | process VmRSS (growth) |')

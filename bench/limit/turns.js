@@ -8,28 +8,16 @@
 import { load, probe } from '../load.js'
 import { startLimit, startService } from '../processes.js'
 import { scenarios } from '../scenarios.js'
+import { medianOfPairs, microsPerRequest, playTurns } from '../turns.js'
 
 const SIDES = ['service', 'limit']
 
-async function turn(server, side, next, totals, { connections, seconds }) {
-  const before = server.cpuNanos()
-  const result = await load(server.url, next, { connections, duration: seconds, warmup: 0 })
-  const used = server.cpuNanos() - before
-  const sum = totals[side]
-  sum.nanos += used
-  sum.requests += result.total
-  sum.non2xx += result.non2xx + result.errors
-  sum.turns.push(used / Math.max(1, result.total) / 1000)
-  sum.turnRequests.push(result.total)
-}
-
 /**
  * Runs `keys` (of get, list, create, patch) in turns on a service and a limit of their own;
- * `serviceDatabase` and `limitSeed` are files seeded before any scenario wrote. Per scenario: each
+ * `limitSeed` names the files (the limit's and the service's) seeded before any scenario wrote. Per scenario: each
  * side's CPU µs per request over all its turns, the median ratio of the pairs and its quartiles.
  */
 export async function runLimitTurns({
-  serviceDatabase,
   limitSeed,
   seeded,
   ctx,
@@ -42,7 +30,7 @@ export async function runLimitTurns({
   turnSeconds = 0.5,
 }) {
   const servers = {
-    service: await startService({ database: serviceDatabase, logLevel, nodeArgs }),
+    service: await startService({ database: limitSeed.serviceDatabase, logLevel, nodeArgs }),
     limit: await startLimit({ database: limitSeed.database, tokens: limitSeed.tokens, nodeArgs }),
   }
   try {
@@ -53,9 +41,6 @@ export async function runLimitTurns({
       const sideCtx = { ...ctx, patchPool: [...seeded.pool], templates: [] }
       const scenario = scenarios(sideCtx).find((s) => s.key === key)
       const nexts = { service: counted(scenario.make()), limit: counted(scenario.make()) }
-      const totals = Object.fromEntries(
-        SIDES.map((side) => [side, { nanos: 0, requests: 0, non2xx: 0, turns: [], turnRequests: [] }]),
-      )
       for (const side of SIDES) {
         await probe(servers[side].url, nexts[side])
         // A discharge's warm-up takes its ids from the pool the turns need: one second is enough.
@@ -63,16 +48,15 @@ export async function runLimitTurns({
         await load(servers[side].url, nexts[side], { ...loadOptions, duration: warmup, warmup: 0 })
       }
       log(`  ${key}: ${rounds} rounds of a ${turnSeconds} s turn, service and limit`)
-      let played = 0
-      for (; played < rounds && !runsOut(key, sideCtx.patchPool.length, nexts, totals); played++) {
-        const round = played
-        const order = round % 2 === 0 ? SIDES : [...SIDES].reverse()
-        for (const side of order)
-          await turn(servers[side], side, nexts[side], totals, {
-            connections: loadOptions.connections,
-            seconds: turnSeconds,
-          })
-      }
+      const { totals, played } = await playTurns({
+        sides: SIDES,
+        servers,
+        nexts,
+        rounds,
+        turnSeconds,
+        connections: loadOptions.connections,
+        stop: (sums) => runsOut(key, sideCtx.patchPool.length, nexts, sums),
+      })
       rows.push({ key, title: scenario.title, rounds: played, ...summarize(totals) })
     }
     return rows
@@ -106,14 +90,10 @@ function runsOut(key, pool, nexts, totals) {
 }
 
 function summarize(totals) {
-  const perRequest = (side) => totals[side].nanos / Math.max(1, totals[side].requests) / 1000
-  const ratios = totals.limit.turns.map((limit, i) => limit / totals.service.turns[i]).sort((a, b) => a - b)
-  const quartile = (q) => ratios[Math.min(ratios.length - 1, Math.floor(q * ratios.length))]
   return {
-    serviceMicros: perRequest('service'),
-    limitMicros: perRequest('limit'),
-    ratio: quartile(0.5),
-    quartiles: [quartile(0.25), quartile(0.75)],
+    serviceMicros: microsPerRequest(totals.service),
+    limitMicros: microsPerRequest(totals.limit),
+    ...medianOfPairs(totals.limit, totals.service),
     requests: { service: totals.service.requests, limit: totals.limit.requests },
     non2xx: { service: totals.service.non2xx, limit: totals.limit.non2xx },
   }
