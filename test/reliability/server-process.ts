@@ -74,3 +74,8 @@ export function childrenNamed(pid: number, command: string): number[] {
   }
   return found
 }
+
+/** The lines a server logged at level error (50) or above: a test that expects none shows these, not the whole log. */
+export function errorLines(output: string): string[] {
+  return output.split('\n').filter((line) => /"level":(5|6)0\b/.test(line))
+}
