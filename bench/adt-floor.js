@@ -6,16 +6,19 @@
 // same sender as the service's bench (bench/mllp-sender.js) and answers an ACK of the same shape,
 // but parses nothing beyond MSH-10 and runs no business logic: what it reaches, no server doing the
 // service's durable work can pass on this machine.
-// Alone: `node bench/adt-floor.js [seconds] [indexes] [--no-sync]`.
+// The bench runs it beside the service and loads both in alternate turns (bench/adt.js); alone, one
+// after the other for 1, 11, 21 and 31 b-trees: `node bench/adt-floor.js [seconds] [indexes] [--no-sync]`.
 import { fork } from 'node:child_process'
 import { closeSync, fdatasync, mkdtempSync, openSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { acceptedControlId, admissionText, connectSender } from './mllp-sender.js'
+import { cpuNanosOf } from './processes.js'
 
 const CHECKPOINTER = `
 const { workerData } = require('node:worker_threads')
@@ -77,17 +80,35 @@ function serve(indexes, sync) {
   })
 }
 
-/** One connection, each answer awaited, for `seconds`; returns round trips a second and p50/p99 ms. */
-export async function runFloor({ seconds = 5, indexes = 30, sync = true } = {}) {
+/**
+ * Starts the floor's server in a process of its own; `cpuNanos()` is its CPU time so far (all its
+ * threads), `stop()` ends it and removes its file.
+ */
+export async function startFloor({ indexes = 30, sync = true } = {}) {
   const child = fork(fileURLToPath(import.meta.url), ['--serve', String(indexes), sync ? 'sync' : 'no-sync'], {
     stdio: 'ignore',
   })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  const port = await new Promise((resolve, reject) => {
+    child.once('message', resolve)
+    child.once('exit', (code) => reject(new Error(`the floor server exited with ${code}`)))
+  })
+  return {
+    port,
+    cpuNanos: () => cpuNanosOf(child.pid),
+    async stop() {
+      if (child.connected) child.disconnect()
+      const done = await Promise.race([exited.then(() => true), sleep(10_000, false, { ref: false })])
+      if (!done) child.kill('SIGKILL')
+    },
+  }
+}
+
+/** One connection, each answer awaited, for `seconds`; returns round trips a second and p50/p99 ms. */
+export async function runFloor({ seconds = 5, indexes = 30, sync = true } = {}) {
+  const floor = await startFloor({ indexes, sync })
   try {
-    const port = await new Promise((resolve, reject) => {
-      child.once('message', resolve)
-      child.once('exit', (code) => reject(new Error(`the floor server exited with ${code}`)))
-    })
-    const sender = await connectSender(port)
+    const sender = await connectSender(floor.port)
     const latencies = []
     const started = performance.now()
     for (let n = 0; performance.now() - started < seconds * 1000; n++) {
@@ -102,7 +123,7 @@ export async function runFloor({ seconds = 5, indexes = 30, sync = true } = {}) 
     const at = (p) => latencies[Math.min(latencies.length - 1, Math.floor((latencies.length * p) / 100))] ?? 0
     return { indexes, sync, perSecond: latencies.length / elapsed, p50: at(50), p99: at(99), total: latencies.length }
   } finally {
-    child.disconnect?.()
+    await floor.stop()
   }
 }
 

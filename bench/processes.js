@@ -53,7 +53,7 @@ function cpuSecondsOf(pid) {
  * finer than /proc/<pid>/stat's 10 ms ticks, for measures of a second. A thread that ended takes
  * its time with it, so compare only over spans in which the process's threads stay (no renders).
  */
-function cpuNanosOf(pid) {
+export function cpuNanosOf(pid) {
   try {
     let total = 0
     for (const tid of readdirSync(`/proc/${pid}/task`)) {

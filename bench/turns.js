@@ -1,15 +1,22 @@
 // Two servers (or two copies of one) loaded in alternate short turns, the order reversed every
 // round: each side's CPU time in its own turn over the requests it answered is what a request cost
 // it, under the same machine state as the other side's adjacent turn. Used by the cost of the
-// metrics (bench/metrics-cost.js) and the database limit (bench/limit/turns.js).
+// metrics (bench/metrics-cost.js), the database limit (bench/limit/turns.js) and the ADT feed
+// against its floor (bench/adt.js, over MLLP).
 import { load } from './load.js'
 
 /**
- * Plays up to `rounds` rounds over `sides` (two names); `servers[side]` has `url` and `cpuNanos()`,
- * `nexts[side]` makes its requests. `stop(totals)`, asked before each round, ends the rounds early;
- * `refuse(side, result)` may throw on a turn's answers. Returns each side's totals and the rounds played.
+ * Plays up to `rounds` rounds over `sides` (two names); `servers[side]` has `cpuNanos()`. An HTTP
+ * side has a `url` loaded by autocannon with `connections` from `nexts[side]`, its request maker; a
+ * side of another protocol brings `runTurns[side](seconds)`, which sends for that long and answers
+ * `{ total, non2xx, errors }` as a load does. `stop(totals)`, asked before each round, ends the
+ * rounds early; `refuse(side, result)` may throw on a turn's answers. Returns each side's totals
+ * and the rounds played.
  */
-export async function playTurns({ sides, servers, nexts, rounds, turnSeconds, connections, stop, refuse }) {
+export async function playTurns({ sides, servers, nexts, runTurns, rounds, turnSeconds, connections, stop, refuse }) {
+  const turnOf = (side) =>
+    runTurns?.[side] ??
+    ((seconds) => load(servers[side].url, nexts[side], { connections, duration: seconds, warmup: 0 }))
   const totals = Object.fromEntries(
     sides.map((side) => [side, { nanos: 0, requests: 0, non2xx: 0, turns: [], turnRequests: [] }]),
   )
@@ -19,7 +26,7 @@ export async function playTurns({ sides, servers, nexts, rounds, turnSeconds, co
     for (const side of order) {
       const server = servers[side]
       const before = server.cpuNanos()
-      const result = await load(server.url, nexts[side], { connections, duration: turnSeconds, warmup: 0 })
+      const result = await turnOf(side)(turnSeconds)
       const used = server.cpuNanos() - before
       refuse?.(side, result)
       const sum = totals[side]
