@@ -119,7 +119,11 @@ async function playAgainstFloor({ servers, ports, warmup, rounds, turnSeconds, l
       turnSeconds,
       service: measured('service'),
       floor: measured('floor'),
-      ...medianOfPairs(totals.floor, totals.service),
+      // The target's measure (issue 48: admissions over one connection, each ACK awaited): the
+      // service's admissions in a turn over the floor's in the adjacent one, turns being equally long.
+      throughput: medianOfPairs({ turns: totals.service.turnRequests }, { turns: totals.floor.turnRequests }),
+      // Where the difference is spent: the floor's server CPU a message over the service's.
+      cpu: medianOfPairs(totals.floor, totals.service),
     }
   } finally {
     for (const feed of Object.values(feeds)) feed.close()
@@ -138,16 +142,18 @@ export function adtTargetLines({ turns, scenarios }) {
       met(service.perSecond >= 1000),
     ],
     [
-      'of the floor: the floor’s server CPU µs a message over the service’s, median of the pairs of turns',
+      'of the floor: the service’s admissions in a turn over the floor’s in the adjacent one, median of the pairs',
       '≥ 0.8',
-      `${turns.ratio.toFixed(2)} (quartiles ${turns.quartiles.map((q) => q.toFixed(2)).join(' – ')})`,
-      met(turns.ratio >= 0.8),
+      `${turns.throughput.ratio.toFixed(2)} (quartiles ${quartilesText(turns.throughput)})`,
+      met(turns.throughput.ratio >= 0.8),
     ],
     paced
       ? ['p99 from send to ACK at 100 a second', '≤ 50 ms', `${paced.p99.toFixed(1)} ms`, met(paced.p99 <= 50)]
       : ['p99 from send to ACK at 100 a second', '≤ 50 ms', 'not run', ''],
   ]
 }
+
+const quartilesText = ({ quartiles }) => quartiles.map((q) => q.toFixed(2)).join(' – ')
 
 function table(header, body) {
   const line = (cells) => `| ${cells.join(' | ')} |`
@@ -179,16 +185,17 @@ export function adtSection(adt) {
       ]),
     ),
     '',
-    `The service’s listener and the floor (\`bench/adt-floor.js\`: one transaction writing the ${adt.btrees} b-trees an admission writes, the WAL synced, an ACK-shaped answer, no HL7 parsing), both running, each sent new admissions over one MLLP connection, each ACK awaited, in alternate ${turns.turnSeconds} s turns, the order reversed every round (\`bench/turns.js\`); their CPU per message is each process’s threads’ CPU time in its own turns. **of the floor**, the target’s measure: the floor’s server CPU µs a message over the service’s, the median of the pairs of adjacent turns (1.00 is the floor itself).`,
+    `The service’s listener and the floor (\`bench/adt-floor.js\`: one transaction writing the ${adt.btrees} b-trees an admission writes, the WAL synced, an ACK-shaped answer, no HL7 parsing), both running, each sent new admissions over one MLLP connection, each ACK awaited, in alternate ${turns.turnSeconds} s turns, the order reversed every round (\`bench/turns.js\`); their CPU per message is each process’s threads’ CPU time in its own turns. **of the floor**, the target’s measure: the service’s admissions in a turn over the floor’s in the adjacent one, the median of the pairs (1.00 is the floor itself). **CPU of the floor**: the floor’s server CPU µs a message over the service’s, the same way: where the difference is spent (the sync’s wait is in the first, not in the second).`,
     '',
     table(
       [
         'floor CPU µs/message (all turns)',
         'service CPU µs/message (all turns)',
-        'of the floor (median of the pairs): the target measure',
+        'of the floor (admissions, median of the pairs): the target measure',
         'target',
         'quartiles of the pairs',
-        'admissions/s service / floor (in their turns; not the target)',
+        'CPU of the floor (median of the pairs)',
+        'quartiles',
         'messages floor / service',
         'rounds',
       ],
@@ -196,10 +203,11 @@ export function adtSection(adt) {
         [
           turns.floor.cpuMicros.toFixed(0),
           turns.service.cpuMicros.toFixed(0),
-          turns.ratio.toFixed(2),
-          `≥ 0.8 ${met(turns.ratio >= 0.8)}`,
-          turns.quartiles.map((q) => q.toFixed(2)).join(' – '),
-          (turns.service.perSecond / turns.floor.perSecond).toFixed(2),
+          turns.throughput.ratio.toFixed(2),
+          `≥ 0.8 ${met(turns.throughput.ratio >= 0.8)}`,
+          quartilesText(turns.throughput),
+          turns.cpu.ratio.toFixed(2),
+          quartilesText(turns.cpu),
           `${num(turns.floor.total)} / ${num(turns.service.total)}`,
           String(turns.rounds),
         ],
