@@ -19,8 +19,9 @@ const HELP = `npm run bench -- [options]
   --compare N          afterwards, seed N occupants (e.g. 1000000) on a second server and compare the lists
   --compare-notifications N   notifications on that second server (default 1000000), to compare the
                        notification scenarios with the main run's
-  --no-peer            skip the Feathers peer (bench/peer/), which otherwise runs get, list, create and
-                       patch (those of them --only keeps) on the same rows, for the table's × peer column
+  --no-peer            skip the Feathers peer (bench/peer/), which otherwise takes a third turn beside
+                       the service and the database limit in get, list, create and patch (those of them
+                       --only keeps), on a copy of the same rows, for the × peer column
   --log-level L        the service's LOG_LEVEL (default warn)
   --profile DIR        run the service with --cpu-prof, profiles written to DIR
   --verbose            show the service's own output

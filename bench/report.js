@@ -7,7 +7,7 @@ import { btreeSection } from './btrees.js'
 import { fanoutSection } from './feed/report.js'
 import { limitSection } from './limit/report.js'
 import { metricsCostSection } from './metrics-cost.js'
-import { PEER_HEADER, peerCells, peerSection, peerTargetRows } from './peer/report.js'
+import { peerTargetRows, peerTurnsSection } from './peer/report.js'
 import { ROOT } from './processes.js'
 
 const REPORT = join(ROOT, 'docs', 'PERFORMANCE.md')
@@ -41,8 +41,6 @@ const cpu = (result) => (Number.isFinite(result.cpuMicros) ? num(result.cpuMicro
 const met = (ok) => (ok ? 'met' : '**not met**')
 
 function rows(report) {
-  // The peer's two columns, when it ran (not with --no-peer).
-  const peer = (key) => (report.peer ? peerCells(report, key) : [])
   const out = [
     [
       'bare Fastify route (limit of the stack)',
@@ -54,12 +52,11 @@ function rows(report) {
       '',
       '1.00',
       '',
-      ...peer(null),
     ],
   ]
   for (const { scenario, result } of report.results) {
     if (result.skipped) {
-      out.push([scenario.title, `skipped: ${result.skipped}`, '', '', '', '', '', '', '', ...peer(null)])
+      out.push([scenario.title, `skipped: ${result.skipped}`, '', '', '', '', '', '', ''])
       continue
     }
     const ratio = result.rps / report.bare.rps
@@ -76,7 +73,6 @@ function rows(report) {
       result.hwm ? mb(result.hwm) : '',
       ratio.toFixed(2),
       target,
-      ...peer(scenario.key),
     ])
   }
   return out
@@ -185,7 +181,6 @@ function resultsSection(report) {
         'peak RSS MB so far',
         'ratio to bare',
         'target',
-        ...(report.peer ? PEER_HEADER : []),
       ],
       rows(report),
     ),
@@ -195,7 +190,7 @@ function resultsSection(report) {
   ]
   for (const note of report.notes) lines.push(`- ${note}`)
   if (report.limit) lines.push('', limitSection(report))
-  if (report.peer) lines.push('', peerSection(report.peer))
+  if (report.peer) lines.push('', peerTurnsSection(report))
   if (report.scale) lines.push('', scaleSection(report.scale))
   if (report.fanout) lines.push('', fanoutSection(report.fanout))
   if (report.btrees) lines.push('', btreeSection(report.btrees))

@@ -13,7 +13,7 @@ import { load, probe } from './load.js'
 import { runMetricsCost } from './metrics-cost.js'
 import { args, options } from './options.js'
 import { seedPeer } from './peer/seed.js'
-import { startBare, startPeer, startService } from './processes.js'
+import { startBare, startService } from './processes.js'
 import { providerNote, providerTokens } from './provider-tokens.js'
 import { machine, printTable, writeReport } from './report.js'
 import { formTemplateBody, scenarios } from './scenarios.js'
@@ -175,14 +175,15 @@ async function main() {
     cpuMicros: (bareBefore.cpuMicros + bareAfter.cpuMicros) / 2,
   }
 
-  // After the service, alone on the machine like it was; the ratios to it are read from this run.
-  const peer = peerSeed ? await measurePeer(peerSeed, seeded, ctx) : null
-  const limit = limitSeed ? await measureLimit(limitSeed, seeded, ctx) : null
-  if (limit)
-    for (const row of limit.turns)
-      log(
-        `  ${row.key}: ${row.ratio.toFixed(2)} of the limit (quartiles ${row.quartiles.map((q) => q.toFixed(2)).join('-')})`,
-      )
+  // The limit and the peer against a service of their own, in alternate turns: not against the
+  // service measured above, minutes earlier, when the machine may have been another.
+  const limit = limitSeed ? await measureLimit(limitSeed, peerSeed, seeded, ctx) : null
+  const peer = peerSeed && limit ? { seeded: peerSeed.seeded, peakRss: limit.peerPeakRss } : null
+  const quartiles = (q) => q.map((value) => value.toFixed(2)).join('-')
+  for (const row of limit?.turns ?? []) {
+    log(`  ${row.key}: ${row.ratio.toFixed(2)} of the limit (quartiles ${quartiles(row.quartiles)})`)
+    if (row.peer) log(`  ${row.key}: ${row.peer.ratio.toFixed(2)}× peer (quartiles ${quartiles(row.peer.quartiles)})`)
+  }
 
   let scale = null
   if (options.compare) scale = await compareScale(options.compare, results, ctx)
@@ -258,30 +259,16 @@ function seedPeerDatabase(serviceDatabase, tokens) {
   return { database, seeded }
 }
 
-/** The Feathers peer's scenarios, on the same ids, tokens and settings as the service's. */
-async function measurePeer({ database, seeded: peerSeeded }, seeded, ctx) {
-  const peer = await startPeer({ database, echo: args.verbose })
-  const peerCtx = { ...ctx, patchPool: [], templates: [] }
-  const results = []
-  try {
-    for (const scenario of scenarios(peerCtx)) {
-      if (!PEER_KEYS.includes(scenario.key) || (options.only && !options.only.has(scenario.key))) continue
-      log(`Feathers peer: ${scenario.title}`)
-      if (scenario.key === 'patch') peerCtx.patchPool.push(...seeded.pool)
-      results.push({ scenario, result: await runScenario(peer, scenario) })
-    }
-  } finally {
-    await peer.stop()
-  }
-  return { results, peakRss: peer.peakRss(), seeded: peerSeeded }
-}
-
-/** The database limit against a service of its own on the same four scenarios, in alternate turns. */
-async function measureLimit(limitSeed, seeded, ctx) {
-  log('database limit and a service of its own, in turns (bench/limit/turns.js)')
+/**
+ * The database limit and the Feathers peer (unless --no-peer) against a service of their own on the
+ * same four scenarios, in alternate turns.
+ */
+async function measureLimit(limitSeed, peerSeed, seeded, ctx) {
+  log(`database limit${peerSeed ? ', Feathers peer' : ''} and a service of their own, in turns (bench/limit/turns.js)`)
   const keys = PEER_KEYS.filter((key) => !options.only || options.only.has(key))
-  const turns = await runLimitTurns({
+  const { rows, peerPeakRss } = await runLimitTurns({
     limitSeed,
+    peerDatabase: peerSeed?.database,
     seeded,
     ctx,
     keys,
@@ -290,7 +277,7 @@ async function measureLimit(limitSeed, seeded, ctx) {
     logLevel: options.logLevel,
     nodeArgs: profileArgs(),
   })
-  return { turns }
+  return { turns: rows, peerPeakRss }
 }
 
 function seededNotes(seeded) {

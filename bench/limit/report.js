@@ -29,7 +29,11 @@ export function limitSection(report) {
   return [
     '#### The database limit (same run, same Node, same rows, in alternate turns)',
     '',
-    'Bare Fastify and better-sqlite3 doing the same CRUD on a copy of the seeded file, durable, nothing else (`bench/limit/`), against a service of its own on another copy; both running, loaded in alternate half-second turns, 20 rounds (fewer for the discharge, whose seeded pool the limit would use up; `bench/limit/turns.js`). **of the limit**: the limit’s server CPU µs per request over the service’s, the median of the pairs of adjacent turns.',
+    'Bare Fastify and better-sqlite3 doing the same CRUD on a copy of the seeded file, durable, nothing else (`bench/limit/`), against a service of its own on another copy' +
+      (report.peer
+        ? ' and the Feathers peer (below) on a third; all three running, loaded in alternate half-second turns, the service’s between the limit’s and the peer’s,'
+        : '; both running, loaded in alternate half-second turns,') +
+      ' 20 rounds (fewer for the discharge, whose seeded pool the limit would use up; `bench/limit/turns.js`). **of the limit**: the limit’s server CPU µs per request over the service’s, the median of the pairs of adjacent turns.',
     '',
     table(
       [

@@ -1,86 +1,75 @@
-// The Feathers peer's part of the benchmark's report: two columns of the main table, three rows
-// of the targets table (issue 31) and a table of its own runs.
+// The Feathers peer's part of the benchmark's report: its rows of the targets table (issue 31) and
+// its table beside the database limit's, both from the alternate turns (bench/limit/turns.js).
 const num = (n) => n.toLocaleString('en-US', { maximumFractionDigits: 0 })
 const mb = (bytes) => (bytes / 2 ** 20).toFixed(0)
 const met = (ok) => (ok ? 'met' : '**not met**')
-export const WRITES_TARGET = 4
-export const FLOOR_TARGET = 2
+
+/** × peer the service should reach: durable writes 4×, reads 2× (issue 31). */
+export const PEER_TARGETS = { get: 2, list: 2, create: 4, patch: 4 }
 
 function table(header, body) {
   const line = (cells) => `| ${cells.join(' | ')} |`
   return [line(header), line(header.map(() => '---')), ...body.map(line)].join('\n')
 }
 
-function peerResult(peer, key) {
-  const result = peer?.results.find((r) => r.scenario.key === key)?.result
-  return result && !result.skipped ? result : null
-}
+const peerRows = (report) => report.limit?.turns.filter((row) => row.peer) ?? []
 
-/** The service's req/s over the peer's, for a scenario both ran. */
-function times(report, key) {
-  const peer = peerResult(report.peer, key)
-  const own = report.results.find((r) => r.scenario.key === key)?.result
-  return peer && own && !own.skipped ? own.rps / peer.rps : null
-}
-
-export const PEER_HEADER = ['Feathers peer req/s', '× peer']
-
-/** The two cells of a main-table row: the peer's req/s (with its non-2xx, if any) and × peer. */
-export function peerCells(report, key) {
-  const peer = peerResult(report.peer, key)
-  if (!peer) return ['', '']
-  const non2xx = peer.non2xx ? ` (${num(peer.non2xx)} non-2xx)` : ''
-  return [`${num(peer.rps)}${non2xx}`, `${times(report, key).toFixed(2)}×`]
-}
-
-/** The targets of issue 31 against the peer, marked met or not from this run. */
+/** The targets of issue 31 against the peer, marked met or not from this run's turns. */
 export function peerTargetRows(report) {
-  const row = (what, key, target) => {
-    const value = times(report, key)
+  return peerRows(report).map((row) => {
+    const target = PEER_TARGETS[row.key]
     return [
-      what,
+      `${row.title} vs the Feathers peer (CPU per request, in turns)`,
       `≥ ${target}×`,
-      value === null ? 'not run' : `${value.toFixed(2)}×`,
-      value === null ? '' : met(value >= target),
-    ]
-  }
-  const all = report.results
-    .map(({ scenario }) => ({ title: scenario.title, value: times(report, scenario.key) }))
-    .filter((r) => r.value !== null)
-  const worst = all.length ? all.reduce((a, b) => (b.value < a.value ? b : a)) : null
-  return [
-    row('create ward occupant, durable, vs the Feathers peer', 'create', WRITES_TARGET),
-    row('patch discharge, durable, vs the Feathers peer', 'patch', WRITES_TARGET),
-    [
-      'no scenario below this × the Feathers peer (slowest named)',
-      `≥ ${FLOOR_TARGET}×`,
-      worst ? `${worst.value.toFixed(2)}× (${worst.title})` : 'not run',
-      worst ? met(worst.value >= FLOOR_TARGET) : '',
-    ],
-  ]
-}
-
-/** The peer's own runs, so its non-2xx, latencies and CPU can be read too. */
-export function peerSection(peer) {
-  const body = peer.results.map(({ scenario, result }) => {
-    if (result.skipped) return [scenario.title, `skipped: ${result.skipped}`, '', '', '', '', '']
-    const cpu = Number.isFinite(result.cpuMicros) ? num(result.cpuMicros) : ''
-    return [
-      scenario.title,
-      num(result.rps),
-      String(result.p50),
-      String(result.p99),
-      String(result.non2xx) + (result.errors ? ` (+${result.errors} errors)` : ''),
-      cpu,
-      result.hwm ? mb(result.hwm) : '',
+      `${row.peer.ratio.toFixed(2)}×`,
+      met(row.peer.ratio >= target),
     ]
   })
+}
+
+/** The peer against the service in the same turns as the limit's. */
+export function peerTurnsSection(report) {
+  const rows = peerRows(report).map((r) => {
+    const target = PEER_TARGETS[r.key]
+    return [
+      r.title,
+      r.peer.micros.toFixed(1),
+      r.serviceMicros.toFixed(1),
+      `${r.peer.ratio.toFixed(2)}×`,
+      target ? `≥ ${target}× ${met(r.peer.ratio >= target)}` : '',
+      r.peer.quartiles.map((q) => q.toFixed(2)).join(' – '),
+      `${r.peer.throughput.ratio.toFixed(2)}×`,
+      `${num(r.peer.requests)} / ${num(r.requests.service)}`,
+      `${r.peer.non2xx} / ${r.non2xx.service}`,
+      String(r.rounds),
+    ]
+  })
+  const { seeded, peakRss } = report.peer
   return [
-    '#### The Feathers peer (same run, same Node, same rows and tokens)',
+    '#### The Feathers peer (same run, same Node, same rows and tokens, in the same turns)',
     '',
-    'FeathersJS v5, `@feathersjs/koa` REST, a `@feathersjs/knex` service on SQLite (WAL, `synchronous=FULL`); ' +
-      `${num(peer.seeded.count)} occupants copied from the service's seeded file. Peak RSS ${mb(peer.peakRss)} MB.`,
+    'FeathersJS v5, `@feathersjs/koa` REST, a `@feathersjs/knex` service on SQLite (WAL, `synchronous=FULL`; `bench/peer/`), ' +
+      `on its own copy of the ${num(seeded.count)} occupants and the tokens of the service's seeded file; ` +
+      'it takes a turn in each round above, next to the service’s. ' +
+      '**× peer**: the peer’s server CPU µs per request over the service’s, the median of the pairs of adjacent turns; ' +
+      '**req/s × peer**: the service’s requests in its turn over the peer’s in the adjacent one, the same median (no target; ' +
+      'the peer waits for each commit’s sync on its event loop, time that is not CPU). ' +
+      `Peer peak RSS over its turns ${mb(peakRss)} MB.`,
     '',
-    table(['scenario', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'peer CPU µs/req', 'peak RSS MB so far'], body),
+    table(
+      [
+        'scenario',
+        'peer CPU µs/req (all turns)',
+        'service CPU µs/req (all turns)',
+        '× peer (median of the pairs)',
+        'target',
+        'quartiles of the pairs',
+        'req/s × peer (median of the pairs)',
+        'requests peer / service',
+        'non-2xx peer / service',
+        'rounds',
+      ],
+      rows,
+    ),
   ].join('\n')
 }
