@@ -221,6 +221,7 @@ export function adtSection(adt) {
 /**
  * Runs the ADT scenarios on a service of its own: one connection in turns with the floor, then four
  * connections and one paced at 100 a second, the floor stopped; returns their results for the report.
+ * `btrees`: how many b-trees an admission writes (bench/btrees.js), which the floor writes too.
  */
 export async function runAdt({
   workdir,
@@ -228,7 +229,7 @@ export async function runAdt({
   seconds = 10,
   warmup = 3,
   logLevel = 'warn',
-  btrees = 31,
+  btrees,
   nodeArgs = [],
   rounds = 20,
   turnSeconds = 0.5,
@@ -290,7 +291,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     const seconds = Number(process.argv[2] ?? 10)
     const warmup = Number(process.argv[3] ?? Math.min(3, seconds))
-    await runAdt({ workdir, log: (line) => process.stderr.write(`${line}\n`), seconds, warmup })
+    // The floor writes as many b-trees as an admission does on this build, counted, not assumed.
+    const { countBtrees } = await import('./btrees.js')
+    const btrees = (await countBtrees()).admission.length
+    await runAdt({ workdir, log: (line) => process.stderr.write(`${line}\n`), seconds, warmup, btrees })
   } finally {
     rmSync(workdir, { recursive: true, force: true })
   }
