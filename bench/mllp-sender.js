@@ -1,7 +1,8 @@
 // The sender of the ADT bench and of its floor (bench/adt.js, bench/adt-floor.js): one MLLP
-// connection, one message at a time, its answer awaited; `admissionFeed` plays a side's turns. Both measure with this same sender, so
-// what a message costs the sending side (a few string operations, no HL7 parser) is the same on
-// both sides of the ratio, and the ratio compares the two servers alone.
+// connection, one message at a time, its answer awaited; `admissionFeed` plays a side's turns.
+// Both measure with this same sender, so what a message costs the sending side (a few string
+// operations, no HL7 parser) is the same on both sides of the ratio, and the ratio compares the
+// two servers alone.
 import { createConnection } from 'node:net'
 
 const START = '\x0b'
