@@ -103,7 +103,12 @@ export default fp<ReplicationOptions>(
     // its exit code: after our SIGTERM it often ends with 1 ("context canceled": the checkpoint of
     // its close is cut short, after the final sync), and a failed final sync may leave no trace.
     function logStop(outcome: StopOutcome): void {
-      const { code, signal, killed, wasRunning, lastError, unshippedMs } = outcome
+      const { code, signal, killed, wasRunning, lastError, unshippedMs, closingErrors } = outcome
+      // What it reported while closing is an error only where the replica lacks commits.
+      const lacking = killed || unshippedMs > 0
+      for (const { msg, fields } of closingErrors)
+        if (lacking) fastify.log.error(fields, msg)
+        else fastify.log.warn(fields, `${msg} (while closing, after a final sync that shipped every commit)`)
       const how = killed
         ? `was killed ${STOP_TIMEOUT_MS} ms after SIGTERM`
         : `ended with ${signal ?? `exit code ${code}`}`

@@ -32,6 +32,16 @@ export interface StopOutcome {
   lastError: string | null
   /** Commits not shown shipped by the end (0: its final sync carried every commit it was told of). */
   unshippedMs: number
+  /**
+   * Errors it logged after our SIGTERM, held back until the outcome is known: the caller logs them
+   * as errors only if commits are missing from the replica (see stop's log in plugins/replication.ts).
+   */
+  closingErrors: ClosingError[]
+}
+
+export interface ClosingError {
+  msg: string
+  fields: Record<string, unknown>
 }
 
 export interface SupervisorOptions {
@@ -91,6 +101,7 @@ export function superviseLitestream(opts: SupervisorOptions): Supervisor {
   // Litestream is down (ended, restart pending) / its replica fails: the two ways of failing.
   let down: Failing | null = null
   let replicaFailing: Failing | null = null
+  const closingErrors: ClosingError[] = []
 
   function start(): void {
     const args = ['replicate', '-config', opts.configPath, '-no-expand-env']
@@ -139,6 +150,13 @@ export function superviseLitestream(opts: SupervisorOptions): Supervisor {
       log('warn', `litestream: ${msg}: ${message} (after our SIGTERM)`, withFields(fields))
       return
     }
+    // Closing, Litestream 0.3 may race itself over a WAL segment of a file replica (one writer
+    // renames the temporary file the other then fails to find) and say so after a final sync that
+    // shipped everything. Whether an operator must act is known only once it has ended.
+    if (stopping) {
+      closingErrors.push({ msg: `litestream: ${msg}${line.error ? `: ${message}` : ''}`, fields: withFields(fields) })
+      return
+    }
     const repeated = replicaFailing !== null
     if (replicaFailing === null) replicaFailing = { since: line.at, message }
     else replicaFailing.message = message
@@ -173,7 +191,15 @@ export function superviseLitestream(opts: SupervisorOptions): Supervisor {
     const running = child
     const unshippedMs = () => unshipped.lagMs(Date.now())
     if (running === null)
-      return { code: null, signal: null, killed: false, wasRunning: false, lastError, unshippedMs: unshippedMs() }
+      return {
+        code: null,
+        signal: null,
+        killed: false,
+        wasRunning: false,
+        lastError,
+        unshippedMs: unshippedMs(),
+        closingErrors,
+      }
     return new Promise((resolve) => {
       let killed = false
       const killer = setTimeout(() => {
@@ -182,7 +208,7 @@ export function superviseLitestream(opts: SupervisorOptions): Supervisor {
       }, opts.stopTimeoutMs ?? 5000)
       running.once('close', (code, signal) => {
         clearTimeout(killer)
-        resolve({ code, signal, killed, wasRunning: true, lastError, unshippedMs: unshippedMs() })
+        resolve({ code, signal, killed, wasRunning: true, lastError, unshippedMs: unshippedMs(), closingErrors })
       })
       running.kill('SIGTERM')
     })
