@@ -105,9 +105,8 @@ export default fp<ReplicationOptions>(
     function logStop(outcome: StopOutcome): void {
       const { code, signal, killed, wasRunning, lastError, unshippedMs, closingErrors } = outcome
       // What it reported while closing is an error only where the replica lacks commits.
-      const lacking = killed || unshippedMs > 0
       for (const { msg, fields } of closingErrors)
-        if (lacking) fastify.log.error(fields, msg)
+        if (unshippedMs > 0) fastify.log.error(fields, msg)
         else fastify.log.warn(fields, `${msg} (while closing, after a final sync that shipped every commit)`)
       const how = killed
         ? `was killed ${STOP_TIMEOUT_MS} ms after SIGTERM`
