@@ -153,8 +153,11 @@ export function superviseLitestream(opts: SupervisorOptions): Supervisor {
     // Closing, Litestream 0.3 may race itself over a WAL segment of a file replica (one writer
     // renames the temporary file the other then fails to find) and say so after a final sync that
     // shipped everything. Whether an operator must act is known only once it has ended.
+    // The same error repeated (a replica still failing) is held once, as it is logged once while running.
     if (stopping) {
-      closingErrors.push({ msg: `litestream: ${msg}${line.error ? `: ${message}` : ''}`, fields: withFields(fields) })
+      const held = `litestream: ${msg}${line.error ? `: ${message}` : ''}`
+      if (!closingErrors.some((error) => error.msg === held))
+        closingErrors.push({ msg: held, fields: withFields(fields) })
       return
     }
     const repeated = replicaFailing !== null

@@ -25,9 +25,9 @@ function fakeLitestream(dir: string): string {
     path,
     [
       '#!/bin/sh',
-      // `databases` checks the settings at start: they are fine.
+      // `databases` checks the settings at start: they are fine. Stopped, it says its error twice.
       'if [ "$1" = databases ]; then exit 0; fi',
-      `trap 'cat ${said}; exit 0' TERM`,
+      `trap 'cat ${said} ${said}; exit 0' TERM`,
       'while :; do sleep 0.05; done',
       '',
     ].join('\n'),
