@@ -5,9 +5,10 @@
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { startFloor } from './adt-floor.js'
+import { met, num, quartilesText, table } from './markdown.js'
 import { acceptedControlId, admissionFeed, admissionText, connectSender } from './mllp-sender.js'
 import { freePort, startService } from './processes.js'
-import { medianOfPairs, microsPerRequest, playTurns } from './turns.js'
+import { medianOfPairs, medianOfRatePairs, microsPerRequest, playTurns } from './turns.js'
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0
 
@@ -69,15 +70,14 @@ async function scenario(port, service, title, { tag, connections, seconds, pace 
 }
 
 const SIDES = ['service', 'floor']
-const met = (ok) => (ok ? 'met' : '**not met**')
 
 /**
  * The service's listener and the floor, both running, each sent admissions over one connection of
  * its own, each ACK awaited, in alternate turns, the order reversed every round (bench/turns.js).
  * Measured one after the other, minutes apart, the same server's CPU per message moved by up to 2x
- * on this shared machine; adjacent turns meet the same machine state. The measure is the median of
- * floor over service CPU µs a message across the pairs of adjacent turns; each side's
- * messages/s, p50 and p99 are over its own turns.
+ * on this shared machine; adjacent turns meet the same machine state. The measure is the median,
+ * across the pairs of adjacent turns, of the service's admissions over the floor's (and, beside it,
+ * of floor over service CPU µs a message); each side's messages/s, p50 and p99 are over its own turns.
  */
 async function playAgainstFloor({ servers, ports, warmup, rounds, turnSeconds, log }) {
   const feeds = {}
@@ -121,7 +121,7 @@ async function playAgainstFloor({ servers, ports, warmup, rounds, turnSeconds, l
       floor: measured('floor'),
       // The target's measure (issue 48: admissions over one connection, each ACK awaited): the
       // service's admissions in a turn over the floor's in the adjacent one, turns being equally long.
-      throughput: medianOfPairs({ turns: totals.service.turnRequests }, { turns: totals.floor.turnRequests }),
+      throughput: medianOfRatePairs(totals.service, totals.floor),
       // Where the difference is spent: the floor's server CPU a message over the service's.
       cpu: medianOfPairs(totals.floor, totals.service),
     }
@@ -153,13 +153,6 @@ export function adtTargetLines({ turns, scenarios }) {
   ]
 }
 
-const quartilesText = ({ quartiles }) => quartiles.map((q) => q.toFixed(2)).join(' – ')
-
-function table(header, body) {
-  const line = (cells) => `| ${cells.join(' | ')} |`
-  return [line(header), line(header.map(() => '---')), ...body.map(line)].join('\n')
-}
-
 /** The ADT section of the report: each scenario, the turns against the floor, then the targets. */
 export function adtSection(adt) {
   const { turns } = adt
@@ -168,7 +161,6 @@ export function adtSection(adt) {
     { title: `floor: ${adt.btrees} b-trees synced a message, no HL7 (its turns)`, ...turns.floor },
     ...adt.scenarios,
   ]
-  const num = (n) => n.toLocaleString('en-US', { maximumFractionDigits: 0 })
   return [
     '#### ADT feed over MLLP (docs/ADT.md)',
     '',

@@ -10,6 +10,7 @@
 import { copyFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { load, probe } from './load.js'
+import { quartilesText } from './markdown.js'
 import { startMetricsPair } from './processes.js'
 import { scenarios } from './scenarios.js'
 import { seedDatabase } from './seed.js'
@@ -119,7 +120,7 @@ export function metricsCostSection(rows) {
         r.ratio.toFixed(3),
         `≤ ${METRICS_COST_TARGET}`,
         r.ratio <= METRICS_COST_TARGET ? 'met' : 'not met',
-        r.quartiles.map((q) => q.toFixed(3)).join(' – '),
+        quartilesText(r, 3),
         r.requests,
       ]),
     ),

@@ -6,6 +6,7 @@ import { adtSection } from './adt.js'
 import { btreeSection } from './btrees.js'
 import { fanoutSection } from './feed/report.js'
 import { limitSection } from './limit/report.js'
+import { mb, met, num, table } from './markdown.js'
 import { metricsCostSection } from './metrics-cost.js'
 import { peerTargetRows, peerTurnsSection } from './peer/report.js'
 import { ROOT } from './processes.js'
@@ -35,10 +36,7 @@ export function machine() {
   }
 }
 
-const mb = (bytes) => (bytes / 2 ** 20).toFixed(0)
-const num = (n, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits })
 const cpu = (result) => (Number.isFinite(result.cpuMicros) ? num(result.cpuMicros) : '')
-const met = (ok) => (ok ? 'met' : '**not met**')
 
 function rows(report) {
   const out = [
@@ -76,11 +74,6 @@ function rows(report) {
     ])
   }
   return out
-}
-
-function table(header, body) {
-  const line = (cells) => `| ${cells.join(' | ')} |`
-  return [line(header), line(header.map(() => '---')), ...body.map(line)].join('\n')
 }
 
 function scaleRows(scale) {

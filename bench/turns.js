@@ -53,3 +53,10 @@ export function medianOfPairs(over, under) {
   const quartile = (q) => ratios[Math.min(ratios.length - 1, Math.floor(q * ratios.length))]
   return { ratio: quartile(0.5), quartiles: [quartile(0.25), quartile(0.75)] }
 }
+
+/**
+ * The same median over each side's requests a turn: turns last equally long, so two adjacent turns'
+ * requests compare as their rates do (`over` answered that many times `under`'s requests).
+ */
+export const medianOfRatePairs = (over, under) =>
+  medianOfPairs({ turns: over.turnRequests }, { turns: under.turnRequests })

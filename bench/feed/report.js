@@ -1,14 +1,10 @@
 // The fan-out section of the benchmark's report (docs/PERFORMANCE.md).
+import { met, table } from '../markdown.js'
+
 const num = (n) => Math.round(n).toLocaleString('en-US')
 const ms = (n) => (n === null || n === undefined ? '–' : n.toFixed(1))
-const met = (ok) => (ok ? 'met' : '**not met**')
 const RSS_TARGET_MB = 300
 const TARGET_RATE = 40
-
-function table(header, body) {
-  const line = (cells) => `| ${cells.join(' | ')} |`
-  return [line(header), line(header.map(() => '---')), ...body.map(line)].join('\n')
-}
 
 /** The highest rate at which p99 stayed under 100 ms and every event was delivered. */
 function knee(rows, label) {

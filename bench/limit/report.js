@@ -1,15 +1,9 @@
 // The database limit's part of the report: each of the four scenarios in turns (turns.js), its server CPU per request
 // beside the service's, and the targets as a share of the limit (its CPU µs over the service's:
 // 1.00 is the limit itself, 0.5 the service spending twice as much per request).
-const num = (n) => n.toLocaleString('en-US', { maximumFractionDigits: 0 })
-const met = (ok) => (ok ? 'met' : '**not met**')
+import { met, num, quartilesText, table } from '../markdown.js'
 
 export const LIMIT_TARGETS = { get: 0.75, list: 1.0, create: 0.6, patch: 0.5 }
-
-function table(header, body) {
-  const line = (cells) => `| ${cells.join(' | ')} |`
-  return [line(header), line(header.map(() => '---')), ...body.map(line)].join('\n')
-}
 
 export function limitSection(report) {
   const rows = report.limit.turns.map((r) => {
@@ -20,7 +14,7 @@ export function limitSection(report) {
       r.serviceMicros.toFixed(1),
       r.ratio.toFixed(2),
       target ? `≥ ${target} ${met(r.ratio >= target)}` : '',
-      r.quartiles.map((q) => q.toFixed(2)).join(' – '),
+      quartilesText(r),
       `${num(r.requests.limit)} / ${num(r.requests.service)}`,
       `${r.non2xx.limit} / ${r.non2xx.service}`,
       String(r.rounds),

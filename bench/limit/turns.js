@@ -10,7 +10,7 @@
 import { load, probe } from '../load.js'
 import { startLimit, startPeer, startService } from '../processes.js'
 import { scenarios } from '../scenarios.js'
-import { medianOfPairs, microsPerRequest, playTurns } from '../turns.js'
+import { medianOfPairs, medianOfRatePairs, microsPerRequest, playTurns } from '../turns.js'
 
 /**
  * Runs `keys` (of get, list, create, patch) in turns on a service and a limit of their own, and on
@@ -103,12 +103,10 @@ function summarize(totals) {
     non2xx: { service: service.non2xx, limit: limit.non2xx },
   }
   if (!peer) return row
-  // Turns last the same time, so the requests of two adjacent turns compare as their req/s do.
-  const requestsPerTurn = (sum) => ({ turns: sum.turnRequests })
   row.peer = {
     micros: microsPerRequest(peer),
     ...medianOfPairs(peer, service),
-    throughput: medianOfPairs(requestsPerTurn(service), requestsPerTurn(peer)),
+    throughput: medianOfRatePairs(service, peer),
     requests: peer.requests,
     non2xx: peer.non2xx,
   }

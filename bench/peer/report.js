@@ -1,16 +1,9 @@
 // The Feathers peer's part of the benchmark's report: its rows of the targets table (issue 31) and
 // its table beside the database limit's, both from the alternate turns (bench/limit/turns.js).
-const num = (n) => n.toLocaleString('en-US', { maximumFractionDigits: 0 })
-const mb = (bytes) => (bytes / 2 ** 20).toFixed(0)
-const met = (ok) => (ok ? 'met' : '**not met**')
+import { mb, met, num, quartilesText, table } from '../markdown.js'
 
 /** × peer the service should reach: durable writes 4×, reads 2× (issue 31). */
 export const PEER_TARGETS = { get: 2, list: 2, create: 4, patch: 4 }
-
-function table(header, body) {
-  const line = (cells) => `| ${cells.join(' | ')} |`
-  return [line(header), line(header.map(() => '---')), ...body.map(line)].join('\n')
-}
 
 const peerRows = (report) => report.limit?.turns.filter((row) => row.peer) ?? []
 
@@ -37,7 +30,7 @@ export function peerTurnsSection(report) {
       r.serviceMicros.toFixed(1),
       `${r.peer.ratio.toFixed(2)}×`,
       target ? `≥ ${target}× ${met(r.peer.ratio >= target)}` : '',
-      r.peer.quartiles.map((q) => q.toFixed(2)).join(' – '),
+      quartilesText(r.peer),
       `${r.peer.throughput.ratio.toFixed(2)}×`,
       `${num(r.peer.requests)} / ${num(r.requests.service)}`,
       `${r.peer.non2xx} / ${r.non2xx.service}`,
