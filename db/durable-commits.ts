@@ -28,7 +28,15 @@ interface DurableWaiter {
   reject: (error: unknown) => void
 }
 
-export function trackDurableCommits(storage: StorageState, walSync: WalSync | undefined): DurableCommits {
+/**
+ * `onSyncEnded`: called each time a sync has returned (or failed), after its waiters were told and
+ * before the next sync is asked for (the write queue commits the writes that waited for it then).
+ */
+export function trackDurableCommits(
+  storage: StorageState,
+  walSync: WalSync | undefined,
+  onSyncEnded: () => void = () => {},
+): DurableCommits {
   // Commits that stored something, and how many of them are known to be on disk.
   let committed = 0
   let durable = 0
@@ -56,6 +64,7 @@ export function trackDurableCommits(storage: StorageState, walSync: WalSync | un
       syncFailed = true
       storage.latch(error)
       for (const waiter of waiters.splice(0)) waiter.reject(syncFailedError())
+      onSyncEnded()
       return
     }
     durable = upTo
@@ -65,6 +74,7 @@ export function trackDurableCommits(storage: StorageState, walSync: WalSync | un
       waiters.splice(i, 1)
       waiter.resolve()
     }
+    onSyncEnded()
     requestSync()
   }
 

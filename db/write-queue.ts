@@ -113,7 +113,13 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
   const batchListeners = new Set<(batch: CommitBatch) => void>()
   const { storage } = opts
   // Which commits are on disk (db/durable-commits.ts).
-  const durability = trackDurableCommits(storage, opts.walSync)
+  // Writes that arrived while a sync ran wait for it to end (flush), then go in one batch.
+  let waitingForSync = false
+  const durability = trackDurableCommits(storage, opts.walSync, () => {
+    if (!waitingForSync) return
+    waitingForSync = false
+    schedule(0)
+  })
   const begin = db.prepare('BEGIN IMMEDIATE')
   const commit = db.prepare('COMMIT')
   const rollback = db.prepare('ROLLBACK')
@@ -230,6 +236,13 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       const refused = pending
       pending = []
       for (const job of refused) job.reject(durability.failed ? syncFailedError() : storageError('corrupt'))
+      return
+    }
+    // Their answers would wait for the running sync and the next one anyway: committing them once
+    // the running one has ended, with whatever else arrives meanwhile, costs the same wait and
+    // writes the pages they share (the tables' and indexes' last pages) once instead of per turn.
+    if (durability.syncRunningSince !== null && waitingSince === null) {
+      waitingForSync = true
       return
     }
     const jobs = pending

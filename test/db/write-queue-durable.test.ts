@@ -77,6 +77,45 @@ t.test('one sync at a time, each covering the commits made before it started', a
   await second
 })
 
+t.test('writes that arrive while a sync runs wait for it to end, then commit together in one batch', async (t) => {
+  const gate = gatedSync()
+  const { db, insert, queue } = open(t, gate.sync)
+  const stored = db.prepare<[], number>('SELECT count(*) FROM notes').pluck()
+  const batches: number[] = []
+  queue.onBatch((batch) => batches.push(batch.writes))
+  const first = queue.run(() => insert.run('a'))
+  await turn()
+  // Two more writes, in two later turns of the event loop, while the first batch's sync runs.
+  const later = [queue.run(() => insert.run('b'))]
+  await turn()
+  later.push(queue.run(() => insert.run('c')))
+  await turn()
+  t.equal(stored.get(), 1, 'nothing more is committed while the sync runs')
+  t.equal(queue.depth, 2, 'the two wait in the queue')
+  gate.finish()
+  await first
+  await turn()
+  t.equal(stored.get(), 3, 'committed once it ended')
+  t.equal(gate.calls.length, 1, 'and one sync runs for both')
+  t.same(await settledOf(later), [false, false], 'answered only once that sync returns')
+  gate.finish()
+  await Promise.all(later)
+  t.same(batches, [1, 2], 'one batch of one, then one of two')
+})
+
+t.test('writes waiting for a sync that fails are refused, never committed', async (t) => {
+  const gate = gatedSync()
+  const { db, insert, queue } = open(t, gate.sync)
+  const first = queue.run(() => insert.run('a'))
+  await turn()
+  const waiting = queue.run(() => insert.run('b'))
+  await turn()
+  gate.fail()
+  await t.rejects(first, { code: 'STORAGE_IO_ERROR' })
+  await t.rejects(waiting, { code: 'STORAGE_IO_ERROR' }, 'the write that waited is refused')
+  t.same(db.prepare('SELECT text FROM notes').pluck().all(), ['a'], 'and nothing of it was written')
+})
+
 t.test('a write that changed nothing waits for what earlier batches committed', async (t) => {
   const gate = gatedSync()
   const { db, insert, queue } = open(t, gate.sync)
