@@ -126,7 +126,12 @@ export function createFeedLog(db: Database) {
   const after = db.prepare<[number, number, number], Row>(
     'SELECT * FROM feed_events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?',
   )
-  const maxSeq = db.prepare<[], number | null>('SELECT max(seq) FROM feed_events').pluck()
+  // One statement, so one read transaction (its lock round trip) after every commit, not two.
+  const headSeq = db
+    .prepare<[], number>(
+      'SELECT max(coalesce((SELECT max(seq) FROM feed_events), 0), coalesce((SELECT pruned_through FROM feed_state WHERE id = 1), 0))',
+    )
+    .pluck()
   const prunedStmt = db.prepare<[], number>('SELECT pruned_through FROM feed_state WHERE id = 1').pluck()
   const prunedThrough = (): number => prunedStmt.get() ?? 0
   // The last event older than the cutoff among the oldest PRUNE_CHUNK: read in seq order from the
@@ -159,7 +164,7 @@ export function createFeedLog(db: Database) {
 
   /** The newest committed seq (0 for an empty log that was never pruned). */
   function head(): number {
-    return Math.max(maxSeq.get() ?? 0, prunedThrough())
+    return headSeq.get() ?? 0
   }
 
   /**
