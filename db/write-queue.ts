@@ -44,7 +44,10 @@ export interface WriteQueue {
    * the live feed before it reads the log (feed/hub.ts). Without `walSync`, always undefined.
    */
   whenDurable(): Promise<void> | undefined
-  /** Waits until no sync is running (before the connection closes), at most `timeoutMs`. */
+  /**
+   * Waits until no sync is running and the writes that waited for one are committed and synced
+   * (before the connection closes), at most `timeoutMs`.
+   */
   settled(timeoutMs?: number): Promise<void>
   /** Since when the running sync of the WAL has waited for the disk (null: none runs); /health reads it. */
   readonly syncRunningSince: number | null
@@ -314,7 +317,15 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
     whenDurable() {
       return durability.allDurable && !durability.failed ? undefined : durability.durableThroughNow()
     },
-    settled: (timeoutMs = SETTLE_MS) => durability.settled(timeoutMs),
+    async settled(timeoutMs = SETTLE_MS) {
+      const deadline = Date.now() + timeoutMs
+      await durability.settled(timeoutMs)
+      // Writes that waited for that sync commit now, not a turn later: the connection closes next.
+      while (pending.length > 0 && waitingSince === null && db.open && Date.now() < deadline) {
+        flush()
+        await durability.settled(Math.max(0, deadline - Date.now()))
+      }
+    },
     get syncRunningSince() {
       return durability.syncRunningSince
     },

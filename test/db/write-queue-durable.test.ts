@@ -103,6 +103,22 @@ t.test('writes that arrive while a sync runs wait for it to end, then commit tog
   t.same(batches, [1, 2], 'one batch of one, then one of two')
 })
 
+t.test('settled() also commits and syncs the writes that waited for the running sync', async (t) => {
+  const gate = gatedSync()
+  const { db, insert, queue } = open(t, gate.sync)
+  void queue.run(() => insert.run('a'))
+  await turn()
+  const waiting = queue.run(() => insert.run('b'))
+  await turn()
+  // As plugins/db.ts does: the connection closes as soon as settled() returns.
+  const closed = queue.settled().then(() => db.close())
+  gate.finish()
+  while (gate.calls.length === 0 && db.open) await turn()
+  gate.finish()
+  await closed
+  t.same(await waiting, { changes: 1, lastInsertRowid: 2 }, 'the write that waited is stored before the close')
+})
+
 t.test('writes waiting for a sync that fails are refused, never committed', async (t) => {
   const gate = gatedSync()
   const { db, insert, queue } = open(t, gate.sync)
