@@ -133,7 +133,14 @@ test('a late admission into a bed used twice since is parked citing the later of
   await send({ event: 'A01', control: 'M3', encounter: 'E3', bed: 'B1', facility: 'A', at: '202601051230' })
   await send({ event: 'A03', control: 'M4', encounter: 'E3', facility: 'A', at: '202601051400' })
   const later = (await occupants(app, tokens.admin)).find((o) => o.encounter === 'E3')
-  const late = await send({ event: 'A01', control: 'M5', encounter: 'E2', bed: 'B1', facility: 'A', at: '202601051100' })
+  const late = await send({
+    event: 'A01',
+    control: 'M5',
+    encounter: 'E2',
+    bed: 'B1',
+    facility: 'A',
+    at: '202601051100',
+  })
   t.match(late, {
     code: 'AA',
     text: `parked: bed B1 of A was occupied until 2026-01-05T14:00:00.000Z (occupant ${later?.id}), after this event's time 2026-01-05T11:00:00.000Z: the stays would overlap`,
