@@ -6,7 +6,8 @@ const HELP = `npm run bench -- [options]
   --templates N        form templates seeded through HTTP (default 2000)
   --notifications N    notifications seeded (default 20000)
   --patch-pool N       active occupants seeded in a ward of their own for the discharge scenario
-                       (default 100000; the occupants the create scenario admits are discharged first)
+                       (default 300000, enough for the 20 rounds of the turns; the occupants the
+                       create scenario admits are discharged first)
   --duration S         seconds per scenario (default 10)
   --warmup S           warm-up seconds before each scenario (default 3)
   --connections N      concurrent connections (default 50)
@@ -32,7 +33,7 @@ export const { values: args } = parseArgs({
     occupants: { type: 'string', default: '20000' },
     templates: { type: 'string', default: '2000' },
     notifications: { type: 'string', default: '20000' },
-    'patch-pool': { type: 'string', default: '100000' },
+    'patch-pool': { type: 'string', default: '300000' },
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },

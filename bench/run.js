@@ -159,7 +159,7 @@ async function main() {
       if (options.only && !options.only.has(scenario.key)) continue
       log(`scenario: ${scenario.title}`)
       // The discharge scenario discharges what the create scenario admitted, then the seeded pool.
-      if (scenario.key === 'patch') ctx.patchPool.push(...seeded.pool)
+      if (scenario.key === 'patch') for (const id of seeded.pool) ctx.patchPool.push(id)
       results.push({ scenario, result: await runScenario(service, scenario) })
     }
   } finally {

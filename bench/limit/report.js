@@ -27,7 +27,7 @@ export function limitSection(report) {
       (report.peer
         ? ' and the Feathers peer (below) on a third; all three running, loaded in alternate half-second turns, the service’s between the limit’s and the peer’s,'
         : '; both running, loaded in alternate half-second turns,') +
-      ' 20 rounds (fewer for the discharge, whose seeded pool the limit would use up; `bench/limit/turns.js`). **of the limit**: the limit’s server CPU µs per request over the service’s, the median of the pairs of adjacent turns.',
+      ' 20 rounds (fewer for the discharge only if a side came near the end of the seeded pool; `bench/limit/turns.js`). **of the limit**: the limit’s server CPU µs per request over the service’s, the median of the pairs of adjacent turns.',
     '',
     table(
       [

@@ -82,8 +82,8 @@ function counted(next) {
 
 /**
  * Discharges use each seeded id once per side (each side walks the pool on its own copy); the limit
- * discharges some 12 000 a second, more than the pool holds for 20 full turns. The rounds stop while
- * every side has a turn's worth and a half left, so no turn runs dry (the rounds played are reported).
+ * discharges some 13 000 in a turn (the default pool of 300 000 holds 20 rounds). The rounds stop
+ * while every side has a turn's worth and a half left, so no turn runs dry (the rounds played are reported).
  */
 function runsOut(key, pool, sides, nexts, totals) {
   if (key !== 'patch') return false
