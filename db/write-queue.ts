@@ -23,7 +23,8 @@ import type { WalSync } from './wal-sync.js'
  * Another process holding the write lock (an admin's sqlite3 shell, the CLI) never blocks the event
  * loop: the server's connection has busy_timeout 0, so BEGIN IMMEDIATE fails at once, and the
  * batch is tried again on a timer, with backoff, the writes waiting in their order. A write that
- * has waited `busyTimeoutMs` is refused with DATABASE_BUSY; nothing of it was stored.
+ * has waited `busyTimeoutMs` for that lock is refused with DATABASE_BUSY; nothing of it was stored
+ * (a wait for the queue's own running sync does not count).
  */
 export interface WriteQueue {
   run<T>(write: () => T): Promise<T>
@@ -45,8 +46,9 @@ export interface WriteQueue {
    */
   whenDurable(): Promise<void> | undefined
   /**
-   * Waits until no sync is running and the writes that waited for one are committed and synced
-   * (before the connection closes), at most `timeoutMs`.
+   * Waits until no sync is running and the writes that waited for one are committed and synced,
+   * or refused (another process's lock held past their busy timeout), before the connection
+   * closes; at most `timeoutMs`.
    */
   settled(timeoutMs?: number): Promise<void>
   /** Since when the running sync of the WAL has waited for the disk (null: none runs); /health reads it. */
@@ -79,6 +81,7 @@ interface Job {
   followUp: FollowUp | undefined
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
+  /** Since when it may wait for another process's lock: queued, or the end of the sync it waited for. */
   queuedAt: number
 }
 
@@ -121,6 +124,10 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
   const durability = trackDurableCommits(storage, opts.walSync, () => {
     if (!waitingForSync) return
     waitingForSync = false
+    // Waiting for our own sync is not waiting for another process's lock: a slow disk must not use
+    // up the busy timeout of writes that have not met any lock yet.
+    const now = Date.now()
+    for (const job of pending) job.queuedAt = now
     schedule(0)
   })
   const begin = db.prepare('BEGIN IMMEDIATE')
@@ -321,8 +328,11 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
       const deadline = Date.now() + timeoutMs
       await durability.settled(timeoutMs)
       // Writes that waited for that sync commit now, not a turn later: the connection closes next.
-      while (pending.length > 0 && waitingSince === null && db.open && Date.now() < deadline) {
-        flush()
+      // Writes that meet another process's lock are retried by their timer until it is free or
+      // their busy timeout refuses them.
+      while (pending.length > 0 && db.open && Date.now() < deadline) {
+        if (waitingSince === null) flush()
+        else await new Promise((resolve) => setTimeout(resolve, FIRST_RETRY_MS))
         await durability.settled(Math.max(0, deadline - Date.now()))
       }
     },

@@ -119,6 +119,59 @@ t.test('settled() also commits and syncs the writes that waited for the running 
   t.same(await waiting, { changes: 1, lastInsertRowid: 2 }, 'the write that waited is stored before the close')
 })
 
+/** A file database in WAL mode and a second connection on it, as another process (the CLI) holds one. */
+function openWithNeighbour(t: Test, walSync: WalSync, busyTimeoutMs: number) {
+  const path = join(t.testdir(), 'lock.db')
+  const db = new BetterSqlite3(path)
+  db.pragma('journal_mode = WAL')
+  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)')
+  db.pragma('busy_timeout = 0')
+  const other = new BetterSqlite3(path)
+  t.teardown(() => {
+    other.close()
+    db.close()
+  })
+  const insert = db.prepare('INSERT INTO notes (text) VALUES (?)')
+  return { db, other, insert, queue: createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs, walSync }) }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+t.test("the wait for a slow sync does not use up a write's busy timeout", async (t) => {
+  const gate = gatedSync()
+  const { other, insert, queue } = openWithNeighbour(t, gate.sync, 200)
+  const first = queue.run(() => insert.run('a'))
+  await turn()
+  const second = queue.run(() => insert.run('b').changes)
+  await sleep(250) // the sync takes longer than the busy timeout
+  other.exec('BEGIN IMMEDIATE') // then another process holds the lock for 10 ms
+  setTimeout(() => other.exec('ROLLBACK'), 10)
+  gate.finish()
+  await first
+  while (gate.calls.length === 0 && (await settledOf([second]))[0] === false) await sleep(2)
+  gate.finish()
+  t.equal(await second, 1, 'it waited for the lock, and was stored')
+})
+
+t.test('settled() waits out a lock met by the writes that waited for the sync, then they are stored', async (t) => {
+  const gate = gatedSync()
+  const { db, other, insert, queue } = openWithNeighbour(t, gate.sync, 5000)
+  void queue.run(() => insert.run('a'))
+  await turn()
+  const waiting = queue.run(() => insert.run('b').changes)
+  await turn()
+  const closed = queue.settled().then(() => db.close())
+  other.exec('BEGIN IMMEDIATE')
+  setTimeout(() => other.exec('ROLLBACK'), 20)
+  gate.finish()
+  while (db.open) {
+    if (gate.calls.length > 0) gate.finish()
+    await sleep(2)
+  }
+  await closed
+  t.equal(await waiting, 1, 'stored before the connection closed')
+})
+
 t.test('writes waiting for a sync that fails are refused, never committed', async (t) => {
   const gate = gatedSync()
   const { db, insert, queue } = open(t, gate.sync)
