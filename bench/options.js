@@ -6,7 +6,7 @@ const HELP = `npm run bench -- [options]
   --templates N        form templates seeded through HTTP (default 2000)
   --notifications N    notifications seeded (default 20000)
   --patch-pool N       active occupants seeded in a ward of their own for the discharge scenario
-                       (default 300000, enough for the 20 rounds of the turns; the occupants the
+                       (default 300000, for some 17-20 rounds of the turns; the occupants the
                        create scenario admits are discharged first)
   --duration S         seconds per scenario (default 10)
   --warmup S           warm-up seconds before each scenario (default 3)

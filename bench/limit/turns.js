@@ -82,7 +82,7 @@ function counted(next) {
 
 /**
  * Discharges use each seeded id once per side (each side walks the pool on its own copy); the limit
- * discharges some 13 000 in a turn (the default pool of 300 000 holds 20 rounds). The rounds stop
+ * discharges some 13 000-15 000 in a turn (the default pool of 300 000 holds 17-20 rounds). The rounds stop
  * while every side has a turn's worth and a half left, so no turn runs dry (the rounds played are reported).
  */
 function runsOut(key, pool, sides, nexts, totals) {
