@@ -1,7 +1,6 @@
 // The fan-out section of the benchmark's report (docs/PERFORMANCE.md).
-import { met, table } from '../markdown.js'
+import { met, num, table } from '../markdown.js'
 
-const num = (n) => Math.round(n).toLocaleString('en-US')
 const ms = (n) => (n === null || n === undefined ? '–' : n.toFixed(1))
 const RSS_TARGET_MB = 300
 const TARGET_RATE = 40
