@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { StoredAnswer } from '../db/repositories/idempotency-keys.js'
+import { PROVIDER_ACCOUNT_PREFIX, type Principal } from '../domain/principal.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -77,13 +78,28 @@ function canonical(value: unknown): string {
  * the key's identity already; nothing else a client sends changes what a write does. Neither a URL
  * nor canonical JSON holds a raw newline, so the parts cannot run into each other; without If-Match
  * the text is what earlier versions hashed, so their stored keys still match after an upgrade.
+ *
+ * `actingFor`: the facility a provider account acts for (`null`: none), given for provider
+ * principals only. Their token id is the account, which stays when the provider moves the person
+ * to another ward; a request made for the new ward is another request than the one made for the
+ * old, so a key of the old one is refused (422) rather than replaying its answer, a record of the
+ * ward the person left. A service token's facility is its for life: its text stays as it was.
  */
-export function fingerprintOf(request: Pick<FastifyRequest, 'method' | 'url' | 'headers' | 'body'>): string {
+export function fingerprintOf(
+  request: Pick<FastifyRequest, 'method' | 'url' | 'headers' | 'body'>,
+  actingFor?: string | null,
+): string {
   const ifMatch = request.headers['if-match']
-  const text = `${request.method} ${request.url}\n${canonical(request.body ?? null)}`
-  return createHash('sha256')
-    .update(ifMatch === undefined ? text : `${text}\nif-match ${ifMatch}`)
-    .digest('base64url')
+  let text = `${request.method} ${request.url}\n${canonical(request.body ?? null)}`
+  if (ifMatch !== undefined) text += `\nif-match ${ifMatch}`
+  // JSON.stringify: `null` (no facility) and a facility named "null" are different texts.
+  if (actingFor !== undefined) text += `\nfacility ${JSON.stringify(actingFor)}`
+  return createHash('sha256').update(text).digest('base64url')
+}
+
+/** The facility a provider principal acts for; undefined for a service token (its facility never changes). */
+function actingForOf(principal: Principal): string | null | undefined {
+  return principal.tokenId.startsWith(PROVIDER_ACCOUNT_PREFIX) ? principal.facility : undefined
 }
 
 function keyOf(header: string): string {
@@ -159,10 +175,16 @@ export default fp<IdempotencyOptions>(
       if (request.routeOptions.config.idempotency === 'accept') return
       const { tokenId } = request.principal
       const key = keyOf(header)
-      const fingerprint = fingerprintOf(request)
+      const actingFor = actingForOf(request.principal)
+      const fingerprint = fingerprintOf(request, actingFor)
       const stored = keys.find(tokenId, key, Date.now() - ttlMs)
       if (stored) {
-        if (stored.fingerprint !== fingerprint) throw new KeyReusedError()
+        // A provider account's answer stored before 0.10.4 has no facility in its text: it still
+        // replays to the same request until it expires (IDEMPOTENCY_KEY_TTL_HOURS after it).
+        const same =
+          stored.fingerprint === fingerprint ||
+          (actingFor !== undefined && stored.fingerprint === fingerprintOf(request))
+        if (!same) throw new KeyReusedError()
         return replay(reply, stored)
       }
       const id = `${tokenId}\n${key}`

@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto'
+import t from 'tap'
+import { bearer, buildOidcApp, personToken, startTestProvider } from './setup.js'
+
+// A provider account keeps its Idempotency-Keys across renewed tokens (its token id is the
+// account). When the provider moves the person to another ward, a key used for the old ward must
+// not replay the old ward's answer (a record of patients the person no longer sees) to a request
+// made for the new one, and must not make a second change either.
+
+const KEY = 'move-3f1c'
+const admission = { encounter: 'enc-move', bed: 'B-1', occupiedBy: 'patient-move' }
+
+const post = (token: string) => ({
+  method: 'POST' as const,
+  url: '/ward-occupants',
+  headers: { ...bearer(token), 'idempotency-key': KEY },
+  payload: admission,
+})
+
+t.test("a moved person's key does not replay the ward they left", async (t) => {
+  const provider = await startTestProvider(t)
+  const { app } = await buildOidcApp(t, provider)
+  const count = app.db.prepare('SELECT count(*) FROM ward_occupants').pluck()
+
+  const first = await app.inject(post(await personToken(provider, 'nia', ['ward-nurse'], 'A')))
+  t.equal(first.statusCode, 200, first.body)
+  t.equal(first.json().facility, 'A')
+
+  const moved = await app.inject(post(await personToken(provider, 'nia', ['ward-nurse'], 'B')))
+  t.equal(moved.statusCode, 422, 'the key was used for a request made for another ward')
+  t.equal(moved.json().code, 'IDEMPOTENCY_KEY_REUSED')
+  t.notOk(moved.headers['idempotent-replayed'], 'nothing replayed')
+  t.notMatch(moved.body, /enc-move|patient-move|"facility":"A"/, "nothing of ward A's answer")
+  t.equal(count.get(), 1, 'and nothing made in ward B')
+
+  const back = await app.inject(post(await personToken(provider, 'nia', ['ward-nurse'], 'A')))
+  t.equal(back.statusCode, 200, 'for ward A again, a renewed token replays as before')
+  t.equal(back.headers['idempotent-replayed'], 'true')
+  t.same(back.json(), first.json())
+  t.equal(count.get(), 1)
+
+  const unbound = await app.inject(post(await personToken(provider, 'nia', ['ward-nurse'], null)))
+  t.equal(unbound.statusCode, 403, 'without a facility the provider token is refused before any key is read')
+})
+
+t.test('an answer a provider account stored before facilities were part of the key still replays', async (t) => {
+  const provider = await startTestProvider(t)
+  const { app } = await buildOidcApp(t, provider)
+  const token = await personToken(provider, 'olu', ['ward-nurse'], 'A')
+  const first = await app.inject(post(token))
+  t.equal(first.statusCode, 200, first.body)
+  // The row as 0.10.3 stored it: the method, the path and the body's JSON with its keys sorted.
+  const sorted = `{"bed":"B-1","encounter":"enc-move","occupiedBy":"patient-move"}`
+  const before = createHash('sha256').update(`POST /ward-occupants\n${sorted}`).digest('base64url')
+  const changed = app.db
+    .prepare('UPDATE idempotency_keys SET fingerprint = ? WHERE token_id = ? AND key = ?')
+    .run(before, 'oidc:olu', KEY).changes
+  t.equal(changed, 1)
+  const retry = await app.inject(post(token))
+  t.equal(retry.statusCode, 200, retry.body)
+  t.equal(retry.headers['idempotent-replayed'], 'true')
+  t.same(retry.json(), first.json())
+  const other = await app.inject({ ...post(token), payload: { ...admission, bed: 'B-2' } })
+  t.equal(other.statusCode, 422, 'another body is still another request')
+})
