@@ -79,27 +79,31 @@ function canonical(value: unknown): string {
  * nor canonical JSON holds a raw newline, so the parts cannot run into each other; without If-Match
  * the text is what earlier versions hashed, so their stored keys still match after an upgrade.
  *
- * `actingFor`: the facility a provider account acts for (`null`: none), given for provider
- * principals only. Their token id is the account, which stays when the provider moves the person
- * to another ward; a request made for the new ward is another request than the one made for the
- * old, so a key of the old one is refused (422) rather than replaying its answer, a record of the
- * ward the person left. A service token's facility is its for life: its text stays as it was.
+ * `actingAs`: the facility a provider account acts for (`null`: none) and its role, given for
+ * provider principals only. Their token id is the account, which stays when the provider moves the
+ * person to another ward or gives them another role; a request made for the new ward, or with the
+ * new role, is another request than the one made before, so a key of the old one is refused (422)
+ * rather than replaying its answer: a record of the ward the person left, or what only the old
+ * role may see (an admin's view of a notification names its addressees). A service token's
+ * facility and role are its for life: its text stays as it was.
  */
 export function fingerprintOf(
   request: Pick<FastifyRequest, 'method' | 'url' | 'headers' | 'body'>,
-  actingFor?: string | null,
+  actingAs?: ActingAs,
 ): string {
   const ifMatch = request.headers['if-match']
   let text = `${request.method} ${request.url}\n${canonical(request.body ?? null)}`
   if (ifMatch !== undefined) text += `\nif-match ${ifMatch}`
   // JSON.stringify: `null` (no facility) and a facility named "null" are different texts.
-  if (actingFor !== undefined) text += `\nfacility ${JSON.stringify(actingFor)}`
+  if (actingAs !== undefined) text += `\nfacility ${JSON.stringify(actingAs.facility)}\nrole ${actingAs.role}`
   return createHash('sha256').update(text).digest('base64url')
 }
 
-/** The facility a provider principal acts for; undefined for a service token (its facility never changes). */
-function actingForOf(principal: Principal): string | null | undefined {
-  return principal.tokenId.startsWith(PROVIDER_ACCOUNT_PREFIX) ? principal.facility : undefined
+type ActingAs = Pick<Principal, 'facility' | 'role'>
+
+/** What a provider principal acts as; undefined for a service token (its facility and role never change). */
+function actingAsOf(principal: Principal): ActingAs | undefined {
+  return principal.tokenId.startsWith(PROVIDER_ACCOUNT_PREFIX) ? principal : undefined
 }
 
 function keyOf(header: string): string {
@@ -175,15 +179,15 @@ export default fp<IdempotencyOptions>(
       if (request.routeOptions.config.idempotency === 'accept') return
       const { tokenId } = request.principal
       const key = keyOf(header)
-      const actingFor = actingForOf(request.principal)
-      const fingerprint = fingerprintOf(request, actingFor)
+      const actingAs = actingAsOf(request.principal)
+      const fingerprint = fingerprintOf(request, actingAs)
       const stored = keys.find(tokenId, key, Date.now() - ttlMs)
       if (stored) {
         // A provider account's answer stored before 0.10.4 has no facility in its text: it still
         // replays to the same request until it expires (IDEMPOTENCY_KEY_TTL_HOURS after it).
         const same =
           stored.fingerprint === fingerprint ||
-          (actingFor !== undefined && stored.fingerprint === fingerprintOf(request))
+          (actingAs !== undefined && stored.fingerprint === fingerprintOf(request))
         if (!same) throw new KeyReusedError()
         return replay(reply, stored)
       }

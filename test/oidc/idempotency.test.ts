@@ -63,3 +63,25 @@ t.test('an answer a provider account stored before facilities were part of the k
   const other = await app.inject({ ...post(token), payload: { ...admission, bed: 'B-2' } })
   t.equal(other.statusCode, 422, 'another body is still another request')
 })
+
+// Known and left as it is: a row stored before 0.10.4 has no facility in its text, so for its
+// IDEMPOTENCY_KEY_TTL_HOURS after the upgrade it still replays to the same request made for
+// another ward. Marked todo so the suite stays green; drop `todo` once such rows are refused.
+t.test(
+  'a key stored before facilities were part of it, replayed by the person moved since',
+  { todo: 'pre-0.10.4 rows of a provider account replay across facilities until they expire' },
+  async (t) => {
+    const provider = await startTestProvider(t)
+    const { app } = await buildOidcApp(t, provider)
+    const first = await app.inject(post(await personToken(provider, 'pia', ['ward-nurse'], 'A')))
+    t.equal(first.statusCode, 200, first.body)
+    const sorted = `{"bed":"B-1","encounter":"enc-move","occupiedBy":"patient-move"}`
+    const before = createHash('sha256').update(`POST /ward-occupants\n${sorted}`).digest('base64url')
+    app.db
+      .prepare('UPDATE idempotency_keys SET fingerprint = ? WHERE token_id = ? AND key = ?')
+      .run(before, 'oidc:pia', KEY)
+    const moved = await app.inject(post(await personToken(provider, 'pia', ['ward-nurse'], 'B')))
+    t.notOk(moved.headers['idempotent-replayed'], 'nothing replayed to the token for ward B')
+    t.notMatch(moved.body, /enc-move|patient-move|"facility":"A"/, "nothing of ward A's answer")
+  },
+)
