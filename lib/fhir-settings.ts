@@ -49,6 +49,13 @@ export const FHIR_SETTINGS = {
     default: 50,
     description: 'the entries of a search page when the client sends no _count',
   }),
+  FHIR_MAX_SCAN_STAYS: Type.Integer({
+    minimum: 1,
+    maximum: 10_000_000,
+    default: 10_000,
+    description:
+      "the most stays of the ward's history an Encounter search without a narrowing condition (status=in-progress or planned, identifier, a patient, location, _id) may read; past it the search is answered 400 too-costly (each stay read costs some 45 µs of the server's time and 5 KB while the answer is made)",
+  }),
   FHIR_CACHE_BYTES: Type.Integer({
     minimum: 0,
     maximum: 1_073_741_824,

@@ -183,12 +183,9 @@ export default fp<IdempotencyOptions>(
       const fingerprint = fingerprintOf(request, actingAs)
       const stored = keys.find(tokenId, key, Date.now() - ttlMs)
       if (stored) {
-        // A provider account's answer stored before 0.10.4 has no facility in its text: it still
-        // replays to the same request until it expires (IDEMPOTENCY_KEY_TTL_HOURS after it).
-        const same =
-          stored.fingerprint === fingerprint ||
-          (actingAs !== undefined && stored.fingerprint === fingerprintOf(request))
-        if (!same) throw new KeyReusedError()
+        // A provider account's answer stored before 0.10.4 has neither facility nor role in its
+        // text: refused too (422), since whom the person acts for now cannot be compared with it.
+        if (stored.fingerprint !== fingerprint) throw new KeyReusedError()
         return replay(reply, stored)
       }
       const id = `${tokenId}\n${key}`

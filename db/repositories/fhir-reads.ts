@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3'
+import type { Database, Statement } from 'better-sqlite3'
 import { expectationLive } from '../../domain/bed-states.js'
 import type { WardOccupant } from '../../schemas/ward-occupants.js'
 import type { Scope } from '../query/list.js'
@@ -13,6 +13,8 @@ export type StayFilter =
   | { kind: 'encounters'; encounters: readonly string[] }
   /** encounters with a stay of one of these patients */
   | { kind: 'subjects'; subjects: readonly string[] }
+  /** encounters with a stay in, or an expectation of, a bed of one of these names */
+  | { kind: 'beds'; beds: readonly string[] }
 
 export interface EncounterStays {
   facility: string | null
@@ -92,6 +94,12 @@ export function createFhirReads(db: Database, expectedHours: number) {
           }),
           keep: () => true,
         }
+      case 'beds': {
+        const beds = 'bed IN (SELECT value FROM json_each(:list))'
+        const numbers = `SELECT encounter FROM ward_occupants WHERE ${beds} AND ${where(scope)}
+           UNION SELECT encounter FROM bed_expectations WHERE ${beds} AND ${where(scope)}`
+        return { rows: rowsOf(select(numbers), { ...params, list: JSON.stringify(filter.beds) }), keep: () => true }
+      }
       case 'subjects': {
         const subjects = new Set(filter.subjects)
         const numbers = `SELECT encounter FROM ward_occupants WHERE ${where(scope)} AND occupied_by IN (SELECT value FROM json_each(:list))`
@@ -152,7 +160,26 @@ export function createFhirReads(db: Database, expectedHours: number) {
       .deferred()
   }
 
+  const staysUpTo = new Map<boolean, Statement<{ facility?: string; limit: number }, number>>()
   return {
+    /**
+     * Whether the scope has more than `limit` stays: what a search without a narrowing condition
+     * (`{ kind: 'all' }`) would read, counted through an index and never past `limit + 1`.
+     */
+    staysBeyond(scope: Scope, limit: number): boolean {
+      const bound = scope.facility !== null
+      let statement = staysUpTo.get(bound)
+      if (!statement) {
+        statement = db
+          .prepare<{ facility?: string; limit: number }, number>(
+            `SELECT count(*) FROM (SELECT 1 FROM ward_occupants WHERE ${where(scope)} LIMIT :limit)`,
+          )
+          .pluck()
+        staysUpTo.set(bound, statement)
+      }
+      const params = bound ? { facility: scope.facility as string, limit: limit + 1 } : { limit: limit + 1 }
+      return (statement.get(params) as number) > limit
+    },
     /** The facilities the caller sees (null: the records without one). */
     facilities(scope: Scope): (string | null)[] {
       if (scope.facility !== null) return [scope.facility]

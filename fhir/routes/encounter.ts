@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { StayFilter } from '../../db/repositories/fhir-reads.js'
 import { decodeCursor, type Entry, type Keyset, pageAfter, type Resource, searchFingerprint } from '../bundle.js'
 import type { EncounterSystems, EncounterView } from '../encounter.js'
@@ -77,6 +77,12 @@ function keyOfId(id: string): { facility: string | null; encounter: string } | '
 
 const reference = (value: string) => (value.includes('/') ? value.slice(value.lastIndexOf('/') + 1) : value)
 
+/** The bed name of a readable bed id; 'scan' for a hashed one; null for an id no bed has. */
+function bedOfLocation(id: string): string | null | 'scan' {
+  if (isHashedId('bed', id)) return 'scan'
+  return namesOfId('bed', id)?.[1] ?? null
+}
+
 /** The statuses of the current encounters: an active stay, or a bed expecting them. */
 const CURRENT = new Set(['in-progress', 'planned'])
 
@@ -93,6 +99,11 @@ function startOf(query: SearchQuery): StayFilter {
   if (numbers !== undefined) return { kind: 'encounters', encounters: numbers.map((v) => parseToken(v).code) }
   const subjects = first('subject:identifier') ?? first('patient:identifier')
   if (subjects !== undefined) return { kind: 'subjects', subjects: subjects.map((v) => parseToken(v).code) }
+  const locations = first('location')
+  if (locations !== undefined) {
+    const beds = locations.map((v) => bedOfLocation(reference(v)))
+    if (beds.every((b) => b !== 'scan')) return { kind: 'beds', beds: beds.filter((b) => b !== null) }
+  }
   const statuses = first('status')
   if (statuses?.every((s) => CURRENT.has(parseToken(s).code))) return { kind: 'active' }
   return { kind: 'all' }
@@ -138,6 +149,22 @@ export default async function encounterRoutes(fastify: FastifyInstance, opts: { 
   const { config } = fastify
   const { views } = opts
   const systems = encounterSystems(config)
+  const scanLimit = config.FHIR_MAX_SCAN_STAYS
+
+  /**
+   * The encounters a filter finds; one that names nothing to start from reads every stay the
+   * scope ever had, refused past FHIR_MAX_SCAN_STAYS: on a ward with years of history it would hold
+   * the event loop (every other request of the ward) for seconds and its memory for as long.
+   */
+  function encountersOf(request: FastifyRequest, filter: StayFilter): EncounterView[] {
+    if (filter.kind === 'all' && fastify.repos.fhirReads.staysBeyond(request.principal, scanLimit))
+      throw new FhirError(
+        400,
+        'too-costly',
+        `this would read more than ${scanLimit} stays of the ward's history (FHIR_MAX_SCAN_STAYS): search with status=in-progress or planned, identifier, subject:identifier, location or _id`,
+      )
+    return views.encounters(request.principal, filter)
+  }
 
   fastify.get<{ Params: { id: string } }>(
     '/Encounter/:id',
@@ -147,10 +174,7 @@ export default async function encounterRoutes(fastify: FastifyInstance, opts: { 
       const key = keyOfId(id)
       const filter: StayFilter | null =
         key === null ? null : key === 'scan' ? { kind: 'all' } : { kind: 'encounters', encounters: [key.encounter] }
-      const found =
-        filter === null
-          ? undefined
-          : views.encounters(request.principal, filter).find((view) => view.resource.id === id)
+      const found = filter === null ? undefined : encountersOf(request, filter).find((view) => view.resource.id === id)
       if (found === undefined) throw new FhirError(404, 'not-found', `Encounter/${id} is not known`)
       return sendResource(request, reply, found.resource)
     },
@@ -187,9 +211,7 @@ export default async function encounterRoutes(fastify: FastifyInstance, opts: { 
           if (value === null) return [1, 0, view.resource.id]
           return [0, sort.descending ? -value : value, view.resource.id]
         }
-        const found = views
-          .encounters(request.principal, startOf(query))
-          .filter((view) => matches(view, query, systems))
+        const found = encountersOf(request, startOf(query)).filter((view) => matches(view, query, systems))
         found.sort((a, b) => {
           const [x, y] = [keyOf(a), keyOf(b)]
           for (let i = 0; i < x.length; i++)
