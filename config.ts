@@ -118,9 +118,9 @@ export const ConfigSchema = Type.Object({
   }),
   // Upper bounds: the timers derived from RENDER_TIMEOUT_MS (compiling may take 5x it, a stuck
   // render worker is ended 2 s after it) stay far below setTimeout's 2^31-1 ms, past which Node
-  // fires after 1 ms. One render per CPU may use RENDER_MEMORY_MB (plus the engine's 16 MB) at
-  // once, and every rendered page passes as text through its worker's heap (256 MB) and the
-  // service's memory.
+  // fires after 1 ms. Each of RENDER_WORKERS renders may use RENDER_MEMORY_MB (plus the engine's
+  // 16 MB) at once, and every rendered page passes as text through its worker's heap (256 MB) and
+  // the service's memory.
   RENDER_TIMEOUT_MS: Type.Integer({
     minimum: 10,
     maximum: 60_000,
@@ -131,13 +131,20 @@ export const ConfigSchema = Type.Object({
     minimum: 8,
     maximum: 1024,
     default: 32,
-    description: "memory of one render's engine beyond its own 16 MB; up to one render per CPU runs at once",
+    description: "memory of one render's engine beyond its own 16 MB; up to RENDER_WORKERS renders run at once",
   }),
   RENDER_MAX_OUTPUT_BYTES: Type.Integer({
     minimum: 1024,
     maximum: 16_777_216,
     default: 2_097_152,
     description: 'size of the rendered HTML in UTF-8 bytes',
+  }),
+  RENDER_WORKERS: Type.Integer({
+    minimum: 1,
+    maximum: 64,
+    default: 1,
+    description:
+      'print workers, each running one render at a time: the renders that may run at once (each may use RENDER_MEMORY_MB); more only where prints come in bursts, since each worker holds its own memory (some 25 MB under load)',
   }),
   RENDER_CACHE_BYTES: Type.Integer({
     minimum: 0,

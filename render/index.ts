@@ -14,13 +14,20 @@ export interface RendererPluginOptions extends RenderLimits {
   compilerIdleMs?: number
   /** Memory for compiled layouts. */
   cacheBytes: number
+  /** Print workers: the renders that may run at once. */
+  workers: number
 }
 
 export default fp<RendererPluginOptions>(
   async function rendererPlugin(fastify, opts) {
     const renderer = createRenderer(
       { timeoutMs: opts.timeoutMs, memoryMb: opts.memoryMb, maxOutputBytes: opts.maxOutputBytes },
-      { workerIdleMs: opts.workerIdleMs, compilerIdleMs: opts.compilerIdleMs, cacheBytes: opts.cacheBytes },
+      {
+        workerIdleMs: opts.workerIdleMs,
+        compilerIdleMs: opts.compilerIdleMs,
+        cacheBytes: opts.cacheBytes,
+        maxConcurrent: opts.workers,
+      },
     )
     fastify.decorate('renderer', renderer)
     fastify.addHook('onClose', async function closeRenderer() {

@@ -47,3 +47,34 @@ t.test('RENDER_COMPILER_IDLE_SECONDS ends the compile worker alone; prints of co
   t.equal(app.renderer.workers(), withCompiler - 1, 'no compile worker for a cached layout')
   t.same(app.renderer.stats(), { compiles: 1, cacheHits: 1, cached: 1, waiting: 0, failures: {} })
 })
+
+t.test('RENDER_WORKERS: prints that come at once run in that many print workers, the rest wait', async (t) => {
+  for (const workers of [1, 2]) {
+    const { app, tokens } = await buildTestApp(t, {
+      RENDER_WORKERS: workers,
+      RENDER_WORKER_IDLE_SECONDS: 0,
+      RENDER_COMPILER_IDLE_SECONDS: 1,
+    })
+    t.equal(await print(t, app, tokens.writeA, 'first', 'h1= name'), '<h1>first</h1>')
+    // The compile worker ends after its second; the first print started a spare print worker if it may.
+    const settled = Date.now() + 10_000
+    await until(() => app.renderer.workers() <= workers || Date.now() > settled)
+    t.equal(app.renderer.workers(), workers, `${workers}: print workers after the first print`)
+    const created = await app.inject({
+      method: 'POST',
+      url: '/form-templates',
+      headers: bearer(tokens.writeA),
+      payload: { type: 'vitals', name: 'burst', template: 'h1= name', items: [] },
+    })
+    const url = `/form-templates/${created.json().id}/render`
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => app.inject({ url, headers: bearer(tokens.writeA) })),
+    )
+    t.same(
+      answers.map((a) => a.statusCode),
+      Array(8).fill(200),
+      `${workers}: every print of the burst answered`,
+    )
+    t.equal(app.renderer.workers(), workers, `${workers}: that many print workers ran them, no more`)
+  }
+})
