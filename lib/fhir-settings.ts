@@ -54,7 +54,7 @@ export const FHIR_SETTINGS = {
     maximum: 10_000_000,
     default: 10_000,
     description:
-      "the most stays of the ward's history an Encounter search without a narrowing condition (status=in-progress or planned, identifier, a patient, location, _id) may read; past it the search is answered 400 too-costly (each stay read costs some 45 µs of the server's time and 5 KB while the answer is made)",
+      "the most stays of the ward's history an Encounter search without a narrowing condition (status=in-progress or planned, identifier, a patient, _id) may read, all of them or, by location, those of the encounters ever in its beds; past it the search is answered 400 too-costly (each stay read costs some 45 µs of the server's time and 5 KB while the answer is made)",
   }),
   FHIR_CACHE_BYTES: Type.Integer({
     minimum: 0,

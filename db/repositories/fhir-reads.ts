@@ -42,6 +42,12 @@ export function createFhirReads(db: Database, expectedHours: number) {
     )
     .pluck()
   const where = (scope: Scope) => (scope.facility === null ? '1' : 'facility = :facility')
+  /** The encounter numbers with a stay in, or an expectation of, a bed named in `:list`. */
+  const bedEncounters = (scope: Scope) => {
+    const beds = 'bed IN (SELECT value FROM json_each(:list))'
+    return `SELECT encounter FROM ward_occupants WHERE ${beds} AND ${where(scope)}
+       UNION SELECT encounter FROM bed_expectations WHERE ${beds} AND ${where(scope)}`
+  }
   const statements = new Map<string, ReturnType<typeof db.prepare>>()
   function rowsOf(sql: string, params: Record<string, unknown>): WardOccupantRow[] {
     let statement = statements.get(sql)
@@ -94,12 +100,11 @@ export function createFhirReads(db: Database, expectedHours: number) {
           }),
           keep: () => true,
         }
-      case 'beds': {
-        const beds = 'bed IN (SELECT value FROM json_each(:list))'
-        const numbers = `SELECT encounter FROM ward_occupants WHERE ${beds} AND ${where(scope)}
-           UNION SELECT encounter FROM bed_expectations WHERE ${beds} AND ${where(scope)}`
-        return { rows: rowsOf(select(numbers), { ...params, list: JSON.stringify(filter.beds) }), keep: () => true }
-      }
+      case 'beds':
+        return {
+          rows: rowsOf(select(bedEncounters(scope)), { ...params, list: JSON.stringify(filter.beds) }),
+          keep: () => true,
+        }
       case 'subjects': {
         const subjects = new Set(filter.subjects)
         const numbers = `SELECT encounter FROM ward_occupants WHERE ${where(scope)} AND occupied_by IN (SELECT value FROM json_each(:list))`
@@ -160,24 +165,32 @@ export function createFhirReads(db: Database, expectedHours: number) {
       .deferred()
   }
 
-  const staysUpTo = new Map<boolean, Statement<{ facility?: string; limit: number }, number>>()
+  const staysUpTo = new Map<string, Statement<Record<string, unknown>, number>>()
   return {
     /**
-     * Whether the scope has more than `limit` stays: what a search without a narrowing condition
-     * (`{ kind: 'all' }`) would read, counted through an index and never past `limit + 1`.
+     * Whether a filter whose read grows with the ward's history would read more than `limit`
+     * stays: every stay of the scope (`all`), or every stay of the encounters ever in the named
+     * beds (`beds`: naming every bed is the whole history again). Counted through the indexes and
+     * never past `limit + 1`; the other filters read what a patient or an encounter had, or the
+     * current encounters, and are not counted.
      */
-    staysBeyond(scope: Scope, limit: number): boolean {
+    staysBeyond(scope: Scope, filter: StayFilter, limit: number): boolean {
+      if (filter.kind !== 'all' && filter.kind !== 'beds') return false
       const bound = scope.facility !== null
-      let statement = staysUpTo.get(bound)
+      const key = `${filter.kind} ${bound}`
+      let statement = staysUpTo.get(key)
       if (!statement) {
+        const narrowing = filter.kind === 'beds' ? ` AND encounter IN (${bedEncounters(scope)})` : ''
         statement = db
-          .prepare<{ facility?: string; limit: number }, number>(
-            `SELECT count(*) FROM (SELECT 1 FROM ward_occupants WHERE ${where(scope)} LIMIT :limit)`,
+          .prepare<Record<string, unknown>, number>(
+            `SELECT count(*) FROM (SELECT 1 FROM ward_occupants WHERE ${where(scope)}${narrowing} LIMIT :limit)`,
           )
           .pluck()
-        staysUpTo.set(bound, statement)
+        staysUpTo.set(key, statement)
       }
-      const params = bound ? { facility: scope.facility as string, limit: limit + 1 } : { limit: limit + 1 }
+      const params: Record<string, unknown> = { limit: limit + 1 }
+      if (bound) params.facility = scope.facility
+      if (filter.kind === 'beds') params.list = JSON.stringify(filter.beds)
       return (statement.get(params) as number) > limit
     },
     /** The facilities the caller sees (null: the records without one). */

@@ -99,13 +99,15 @@ function startOf(query: SearchQuery): StayFilter {
   if (numbers !== undefined) return { kind: 'encounters', encounters: numbers.map((v) => parseToken(v).code) }
   const subjects = first('subject:identifier') ?? first('patient:identifier')
   if (subjects !== undefined) return { kind: 'subjects', subjects: subjects.map((v) => parseToken(v).code) }
+  // The current encounters before the beds: they are as many as the ward has beds, where a bed's
+  // stays grow with its history (a location search past FHIR_MAX_SCAN_STAYS is refused).
+  const statuses = first('status')
+  if (statuses?.every((s) => CURRENT.has(parseToken(s).code))) return { kind: 'active' }
   const locations = first('location')
   if (locations !== undefined) {
     const beds = locations.map((v) => bedOfLocation(reference(v)))
     if (beds.every((b) => b !== 'scan')) return { kind: 'beds', beds: beds.filter((b) => b !== null) }
   }
-  const statuses = first('status')
-  if (statuses?.every((s) => CURRENT.has(parseToken(s).code))) return { kind: 'active' }
   return { kind: 'all' }
 }
 
@@ -153,15 +155,18 @@ export default async function encounterRoutes(fastify: FastifyInstance, opts: { 
 
   /**
    * The encounters a filter finds; one that names nothing to start from reads every stay the
-   * scope ever had, refused past FHIR_MAX_SCAN_STAYS: on a ward with years of history it would hold
-   * the event loop (every other request of the ward) for seconds and its memory for as long.
+   * scope ever had, and one from beds every stay of the encounters ever in them: each refused past
+   * FHIR_MAX_SCAN_STAYS, since on a ward with years of history it would hold the event loop (every
+   * other request of the ward) for seconds and its memory for as long.
    */
   function encountersOf(request: FastifyRequest, filter: StayFilter): EncounterView[] {
-    if (filter.kind === 'all' && fastify.repos.fhirReads.staysBeyond(request.principal, scanLimit))
+    if (fastify.repos.fhirReads.staysBeyond(request.principal, filter, scanLimit))
       throw new FhirError(
         400,
         'too-costly',
-        `this would read more than ${scanLimit} stays of the ward's history (FHIR_MAX_SCAN_STAYS): search with status=in-progress or planned, identifier, subject:identifier, location or _id`,
+        filter.kind === 'beds'
+          ? `this would read more than ${scanLimit} stays of these beds' history (FHIR_MAX_SCAN_STAYS): fewer beds, or add status=in-progress or planned, identifier, subject:identifier or _id`
+          : `this would read more than ${scanLimit} stays of the ward's history (FHIR_MAX_SCAN_STAYS): search with status=in-progress or planned, identifier, subject:identifier, location or _id`,
       )
     return views.encounters(request.principal, filter)
   }

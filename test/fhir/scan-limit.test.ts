@@ -6,7 +6,8 @@ import { admit, discharge, fhirGet, ids } from './ward.js'
 // An Encounter search with nothing to start from reads every stay the ward ever had: on a ward
 // with years of history that held the event loop for seconds and, at a million stays, took the
 // process past its heap (it ended). Past FHIR_MAX_SCAN_STAYS such a search is a 400 too-costly;
-// every narrowed search (status, identifier, patient, location, _id) answers whatever the history.
+// every narrowed search (status, identifier, patient, _id) answers whatever the history, and one by
+// location whatever the history of the other beds (test/fhir/scan-limit-location.test.ts).
 
 const LIMIT = 4
 
