@@ -95,10 +95,16 @@ function startOf(query: SearchQuery): StayFilter {
     if (keys.every((k) => k !== 'scan'))
       return { kind: 'encounters', encounters: keys.flatMap((k) => (k === null ? [] : [k.encounter])) }
   }
+  // `system|` is every code of the system (tokenMatches): it names no number or account to start from.
+  const naming = (values: string[] | undefined): values is string[] =>
+    values?.every((v) => {
+      const token = parseToken(v)
+      return token.code !== '' || token.system === undefined
+    }) ?? false
   const numbers = first('identifier')
-  if (numbers !== undefined) return { kind: 'encounters', encounters: numbers.map((v) => parseToken(v).code) }
+  if (naming(numbers)) return { kind: 'encounters', encounters: numbers.map((v) => parseToken(v).code) }
   const subjects = first('subject:identifier') ?? first('patient:identifier')
-  if (subjects !== undefined) return { kind: 'subjects', subjects: subjects.map((v) => parseToken(v).code) }
+  if (naming(subjects)) return { kind: 'subjects', subjects: subjects.map((v) => parseToken(v).code) }
   // The current encounters before the beds: they are as many as the ward has beds, where a bed's
   // stays grow with its history (a location search past FHIR_MAX_SCAN_STAYS is refused).
   const statuses = first('status')
