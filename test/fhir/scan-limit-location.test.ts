@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { buildTestApp } from '../helper.js'
-import { admit, discharge, fhirGet, ids } from './ward.js'
+import { fhirGet, fiveStaysOfA, ids } from './ward.js'
 
 // location narrows a search to the beds' stays, but a bed's history grows with the ward's as the
 // whole ward's does: naming every bed (or one bed with years of stays) read every stay again, past
@@ -11,17 +11,7 @@ const LIMIT = 4
 async function longWard(t: Test) {
   const built = await buildTestApp(t, { FHIR_MAX_SCAN_STAYS: LIMIT })
   const { app, tokens } = built
-  // Five stays in A: four finished visits in two beds, one in progress (as test/fhir/scan-limit.test.ts).
-  for (let n = 1; n <= 4; n++) {
-    const stay = await admit(app, tokens.writeA, {
-      bed: n % 2 === 0 ? 'A-2' : 'A-1',
-      encounter: `V${n}`,
-      occupiedBy: `p${n}`,
-      occupiedAt: Date.UTC(2024, 4, n, 10),
-    })
-    await discharge(app, tokens.writeA, stay.id)
-  }
-  await admit(app, tokens.writeA, { bed: 'A-2', encounter: 'V5', occupiedBy: 'p5' })
+  await fiveStaysOfA(app, tokens.writeA) // one more than the limit
   // The stays every search reads, counted where the repository hands them over.
   const reads = built.app.repos.fhirReads
   const encounters = reads.encounters

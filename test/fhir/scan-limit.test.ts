@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { buildTestApp } from '../helper.js'
 import { assertValidFhir } from './validate.js'
-import { admit, discharge, fhirGet, ids } from './ward.js'
+import { admit, fhirGet, fiveStaysOfA, ids } from './ward.js'
 
 // An Encounter search with nothing to start from reads every stay the ward ever had: on a ward
 // with years of history that held the event loop for seconds and, at a million stays, took the
@@ -14,17 +14,7 @@ const LIMIT = 4
 async function longWard(t: Test) {
   const built = await buildTestApp(t, { FHIR_MAX_SCAN_STAYS: LIMIT })
   const { app, tokens } = built
-  // Five stays in A, one more than the limit: four finished visits in two beds, one in progress.
-  for (let n = 1; n <= 4; n++) {
-    const stay = await admit(app, tokens.writeA, {
-      bed: n % 2 === 0 ? 'A-2' : 'A-1',
-      encounter: `V${n}`,
-      occupiedBy: `p${n}`,
-      occupiedAt: Date.UTC(2024, 4, n, 10),
-    })
-    await discharge(app, tokens.writeA, stay.id)
-  }
-  await admit(app, tokens.writeA, { bed: 'A-2', encounter: 'V5', occupiedBy: 'p5' })
+  await fiveStaysOfA(app, tokens.writeA) // one more than the limit
   await admit(app, tokens.writeB, { bed: 'B-1', encounter: 'W1', occupiedBy: 'q1' })
   return built
 }

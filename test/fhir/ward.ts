@@ -22,6 +22,23 @@ export async function discharge(app: TestApp, token: string, id: string) {
   if (res.statusCode !== 200) throw new Error(`discharge refused: ${res.body}`)
 }
 
+/**
+ * Ward A with five stays: four finished visits V1-V4 alternating between beds A-1 and A-2 (May 2024),
+ * and V5 in progress in A-2. The scan-limit tests set FHIR_MAX_SCAN_STAYS one below it.
+ */
+export async function fiveStaysOfA(app: TestApp, token: string): Promise<void> {
+  for (let n = 1; n <= 4; n++) {
+    const stay = await admit(app, token, {
+      bed: n % 2 === 0 ? 'A-2' : 'A-1',
+      encounter: `V${n}`,
+      occupiedBy: `p${n}`,
+      occupiedAt: Date.UTC(2024, 4, n, 10),
+    })
+    await discharge(app, token, stay.id)
+  }
+  await admit(app, token, { bed: 'A-2', encounter: 'V5', occupiedBy: 'p5' })
+}
+
 /** A FHIR GET as a client sends it; the answer parsed. */
 export async function fhirGet(app: TestApp, token: string | null, url: string, headers: Record<string, string> = {}) {
   const res = await app.inject({ url, headers: { ...(token === null ? {} : bearer(token)), ...headers } })
