@@ -48,14 +48,18 @@ export function createFhirReads(db: Database, expectedHours: number) {
     return `SELECT encounter FROM ward_occupants WHERE ${beds} AND ${where(scope)}
        UNION SELECT encounter FROM bed_expectations WHERE ${beds} AND ${where(scope)}`
   }
-  const statements = new Map<string, ReturnType<typeof db.prepare>>()
-  function rowsOf(sql: string, params: Record<string, unknown>): WardOccupantRow[] {
+  const statements = new Map<string, Statement>()
+  /** The statement of this text, prepared once (each filter and scope has a text of its own). */
+  function prepared(sql: string): Statement {
     let statement = statements.get(sql)
     if (!statement) {
       statement = db.prepare(sql)
       statements.set(sql, statement)
     }
-    return statement.all(params) as WardOccupantRow[]
+    return statement
+  }
+  function rowsOf(sql: string, params: Record<string, unknown>): WardOccupantRow[] {
+    return prepared(sql).all(params) as WardOccupantRow[]
   }
 
   /**
@@ -165,7 +169,6 @@ export function createFhirReads(db: Database, expectedHours: number) {
       .deferred()
   }
 
-  const staysUpTo = new Map<string, Statement<Record<string, unknown>, number>>()
   return {
     /**
      * Whether a filter whose read grows with the ward's history would read more than `limit`
@@ -176,22 +179,14 @@ export function createFhirReads(db: Database, expectedHours: number) {
      */
     staysBeyond(scope: Scope, filter: StayFilter, limit: number): boolean {
       if (filter.kind !== 'all' && filter.kind !== 'beds') return false
-      const bound = scope.facility !== null
-      const key = `${filter.kind} ${bound}`
-      let statement = staysUpTo.get(key)
-      if (!statement) {
-        const narrowing = filter.kind === 'beds' ? ` AND encounter IN (${bedEncounters(scope)})` : ''
-        statement = db
-          .prepare<Record<string, unknown>, number>(
-            `SELECT count(*) FROM (SELECT 1 FROM ward_occupants WHERE ${where(scope)}${narrowing} LIMIT :limit)`,
-          )
-          .pluck()
-        staysUpTo.set(key, statement)
-      }
+      const narrowing = filter.kind === 'beds' ? ` AND encounter IN (${bedEncounters(scope)})` : ''
+      const count = prepared(
+        `SELECT count(*) FROM (SELECT 1 FROM ward_occupants WHERE ${where(scope)}${narrowing} LIMIT :limit)`,
+      )
       const params: Record<string, unknown> = { limit: limit + 1 }
-      if (bound) params.facility = scope.facility
+      if (scope.facility !== null) params.facility = scope.facility
       if (filter.kind === 'beds') params.list = JSON.stringify(filter.beds)
-      return (statement.get(params) as number) > limit
+      return (count.pluck().get(params) as number) > limit
     },
     /** The facilities the caller sees (null: the records without one). */
     facilities(scope: Scope): (string | null)[] {
