@@ -55,7 +55,7 @@ export const ConfigSchema = Type.Object({
   DATABASE_CACHE_BYTES: Type.Integer({
     minimum: 1_048_576,
     maximum: 1_073_741_824,
-    default: 33_554_432,
+    default: 16_777_216,
     description:
       "memory for SQLite's page cache (pages of the database file kept in memory, filled by reads and writes)",
   }),

@@ -6,13 +6,12 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import { startCommand } from '../scripts/start-command.mjs'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-/** Node's flags in `npm start` (package.json): the service is measured as it is started. */
-const START_FLAGS = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8'))
-  .scripts.start.split(' ')
-  .filter((word) => word.startsWith('--'))
+/** Node's flags and the environment of `npm start` (package.json): the service is measured as it is started. */
+const { flags: START_FLAGS, env: START_ENV } = startCommand()
 
 /** A port nobody listens on right now (the server is told to use it). */
 export function freePort() {
@@ -137,6 +136,7 @@ export async function startService({ database, logLevel, nodeArgs = [], env = {}
     'service',
     [...START_FLAGS, ...nodeArgs, 'dist/server.js'],
     {
+      ...START_ENV,
       DATABASE_PATH: database,
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -158,6 +158,7 @@ export async function startService({ database, logLevel, nodeArgs = [], env = {}
 export async function startMetricsPair({ database, databaseOn, logLevel }) {
   const [port, portOn, metricsPort] = [await freePort(), await freePort(), await freePort()]
   const proc = startChild('metrics pair', [...START_FLAGS, 'bench/metrics-pair-server.js'], {
+    ...START_ENV,
     DATABASE_PATH: database,
     DATABASE_PATH_ON: databaseOn,
     PORT: String(port),

@@ -128,8 +128,8 @@ t.test('RENDER_COMPILER_IDLE_SECONDS: 1 by default, 0 keeps the compile worker, 
     t.throws(() => loadConfig({ RENDER_COMPILER_IDLE_SECONDS: text }), /RENDER_COMPILER_IDLE_SECONDS=/, text)
 })
 
-t.test('DATABASE_CACHE_BYTES: 32 MiB by default, from 1 MiB to 1 GiB, whole bytes only', async (t) => {
-  t.equal(loadConfig({}).DATABASE_CACHE_BYTES, 33_554_432)
+t.test('DATABASE_CACHE_BYTES: 16 MiB by default, from 1 MiB to 1 GiB, whole bytes only', async (t) => {
+  t.equal(loadConfig({}).DATABASE_CACHE_BYTES, 16_777_216)
   t.equal(loadConfig({ DATABASE_CACHE_BYTES: '8388608' }).DATABASE_CACHE_BYTES, 8_388_608)
   for (const text of ['0', '1048575', '1073741825', '-1', '32MB', '3e7'])
     t.throws(() => loadConfig({ DATABASE_CACHE_BYTES: text }), /DATABASE_CACHE_BYTES=/, text)

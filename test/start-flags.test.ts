@@ -34,6 +34,17 @@ t.test('the server starts with a young generation of 2 x 4 MB and an old generat
   t.ok(limitMb >= 1024 && limitMb < 1100, `heap limit ${limitMb} MB`)
 })
 
+// glibc reads MALLOC_ARENA_MAX once, before Node starts: it can only come from the environment, so
+// `npm start` sets it before `node` and the release's unit sets it for the executable
+// (docs/DECISIONS.md, "Node's flags in `npm start`").
+t.test('npm start and the release unit both give the server two malloc pools', async (t) => {
+  const { scripts } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'))
+  const words = String(scripts.start).split(' ')
+  t.same(words.slice(0, words.indexOf('node')), ['MALLOC_ARENA_MAX=2'], String(scripts.start))
+  const unit = readFileSync(join(PROJECT_ROOT, 'scripts', 'release', 'facility-service.service'), 'utf8')
+  t.match(unit, /^Environment=MALLOC_ARENA_MAX=2$/m)
+})
+
 // The start's garbage collection borrows V8's gc function: nothing keeps it afterwards.
 t.test('giving back start-up garbage leaves no gc function to anyone', async (t) => {
   releaseStartGarbage()

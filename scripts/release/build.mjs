@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto'
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { startCommand } from '../start-command.mjs'
 import { writeAssets } from './assets.mjs'
 import { bundle, WORKERS } from './bundle.mjs'
 import { sourceFingerprint } from './fingerprint.mjs'
@@ -50,8 +51,7 @@ const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest(
  * (docs/OPERATIONS.md, "Memory").
  */
 function startFlags() {
-  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
-  return scripts.start.split(' ').filter((word) => word.startsWith('--'))
+  return startCommand().flags
 }
 
 /** The executable, made by the release Node from the bundle and the assets. */

@@ -10,6 +10,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { startCommand } from '../start-command.mjs'
 import { releaseNode } from './node.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -33,10 +34,10 @@ async function healthy(base) {
   }
 }
 
-// Node's flags in `npm start`, which the executable carries too (build.mjs).
-const START_FLAGS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
-  .scripts.start.split(' ')
-  .filter((word) => word.startsWith('--'))
+// Node's flags in `npm start`, which the executable carries too (build.mjs), and the environment
+// it sets before `node` (MALLOC_ARENA_MAX), which the release's unit sets for the executable: both
+// subjects are started with it.
+const { flags: START_FLAGS, env: START_ENV } = startCommand()
 
 const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
 
@@ -44,6 +45,7 @@ const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/s
 async function startOnce(command, args, cwd, home) {
   const port = await freePort()
   const env = {
+    ...START_ENV,
     PATH: '/nonexistent',
     HOME: home,
     DATABASE_PATH: join(home, 'data', 'f.db'),
