@@ -49,7 +49,8 @@ export const IdempotencyHeaders = Type.Object({
   ),
 })
 
-const KEPT_HEADERS = ['etag'] as const
+// A FHIR create's answer names its new resource too (Location, Last-Modified): a replay does as well.
+const KEPT_HEADERS = ['etag', 'location', 'last-modified'] as const
 const JSON_TYPE = 'application/json; charset=utf-8'
 const HOUR_MS = 3_600_000
 
@@ -135,7 +136,8 @@ export async function answerWrite<V, A>(
       const header = reply.getHeader(name)
       if (header !== undefined) headers[name] = String(header)
     }
-    pending.save(200, String(reply.serialize(payload)), headers)
+    // The status the route set before its write (a FHIR create's 201), else 200: a replay gives it again.
+    pending.save(reply.statusCode, String(reply.serialize(payload)), headers)
   }, write)
   if (pending) pending.answered = true
   return payload as A

@@ -126,13 +126,15 @@ export default async function questionnaireRoutes(fastify: FastifyInstance) {
         )
       }
       const body = createBody(result.template)
+      // Set before the write: answerWrite keeps the status with the answer for an Idempotency-Key retry.
+      reply.code(201)
       const resource = await answerWrite(
         request,
         reply,
         () => templates.create(request.principal, request.principal.facility, body),
         ({ record }) => written(request, reply, record.id),
       )
-      return reply.code(201).type(JSON_TYPE).send(JSON.stringify(resource))
+      return reply.type(JSON_TYPE).send(JSON.stringify(resource))
     },
   )
 
