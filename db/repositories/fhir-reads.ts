@@ -42,6 +42,9 @@ export function createFhirReads(db: Database, expectedHours: number) {
     )
     .pluck()
   const where = (scope: Scope) => (scope.facility === null ? '1' : 'facility = :facility')
+  /** The parameters `where(scope)` names. */
+  const scopeParams = (scope: Scope): Record<string, unknown> =>
+    scope.facility === null ? {} : { facility: scope.facility }
   /** The encounter numbers with a stay in, or an expectation of, a bed named in `:list`. */
   const bedEncounters = (scope: Scope) => {
     const beds = 'bed IN (SELECT value FROM json_each(:list))'
@@ -71,7 +74,7 @@ export function createFhirReads(db: Database, expectedHours: number) {
     scope: Scope,
     filter: StayFilter,
   ): { rows: WardOccupantRow[]; keep: (group: EncounterStays) => boolean } {
-    const params: Record<string, unknown> = scope.facility === null ? {} : { facility: scope.facility }
+    const params = scopeParams(scope)
     const select = (numbers: string) =>
       `SELECT * FROM ward_occupants WHERE ${where(scope)} AND encounter IN (${numbers})
        ORDER BY coalesce(facility, ''), encounter, occupied_at, id`
@@ -125,7 +128,7 @@ export function createFhirReads(db: Database, expectedHours: number) {
    * ones (BED_EXPECTED_HOURS) are gone, exactly as GET /beds reads them.
    */
   function expectations(scope: Scope, filter: StayFilter, now: number): ExpectationOfFacility[] {
-    const params: Record<string, unknown> = scope.facility === null ? {} : { facility: scope.facility }
+    const params = scopeParams(scope)
     const select = (condition: string) =>
       `SELECT facility, bed, encounter, kind, since FROM bed_expectations WHERE ${where(scope)} AND ${condition}
        ORDER BY facility, encounter, bed`
@@ -183,9 +186,8 @@ export function createFhirReads(db: Database, expectedHours: number) {
       const count = prepared(
         `SELECT count(*) FROM (SELECT 1 FROM ward_occupants WHERE ${where(scope)}${narrowing} LIMIT :limit)`,
       )
-      const params: Record<string, unknown> = { limit: limit + 1 }
-      if (scope.facility !== null) params.facility = scope.facility
-      if (filter.kind === 'beds') params.list = JSON.stringify(filter.beds)
+      const beds = filter.kind === 'beds' ? { list: JSON.stringify(filter.beds) } : {}
+      const params = { ...scopeParams(scope), ...beds, limit: limit + 1 }
       return (count.pluck().get(params) as number) > limit
     },
     /** The facilities the caller sees (null: the records without one). */
