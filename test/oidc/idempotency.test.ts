@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import t from 'tap'
+import type { LightMyRequestResponse } from 'fastify'
+import t, { type Test } from 'tap'
 import { bearer, buildOidcApp, personToken, startTestProvider } from './setup.js'
 
 // A provider account keeps its Idempotency-Keys across renewed tokens (its token id is the
@@ -17,20 +18,31 @@ const post = (token: string) => ({
   payload: admission,
 })
 
-t.test("a moved person's key does not replay the ward they left", async (t) => {
+/** A provider, a service that trusts it, and the count of ward occupants it holds. */
+async function providerWard(t: Test) {
   const provider = await startTestProvider(t)
   const { app } = await buildOidcApp(t, provider)
   const count = app.db.prepare('SELECT count(*) FROM ward_occupants').pluck()
+  return { provider, app, count }
+}
+
+/** The retry is refused as another request: 422, nothing of ward A's stored answer replayed. */
+function refusedUnreplayed(t: Test, retry: LightMyRequestResponse, why: string) {
+  t.equal(retry.statusCode, 422, why)
+  t.equal(retry.json().code, 'IDEMPOTENCY_KEY_REUSED')
+  t.notOk(retry.headers['idempotent-replayed'], 'nothing replayed')
+  t.notMatch(retry.body, /enc-move|patient-move|"facility":"A"/, "nothing of ward A's answer")
+}
+
+t.test("a moved person's key does not replay the ward they left", async (t) => {
+  const { provider, app, count } = await providerWard(t)
 
   const first = await app.inject(post(await personToken(provider, 'nia', ['ward-nurse'], 'A')))
   t.equal(first.statusCode, 200, first.body)
   t.equal(first.json().facility, 'A')
 
   const moved = await app.inject(post(await personToken(provider, 'nia', ['ward-nurse'], 'B')))
-  t.equal(moved.statusCode, 422, 'the key was used for a request made for another ward')
-  t.equal(moved.json().code, 'IDEMPOTENCY_KEY_REUSED')
-  t.notOk(moved.headers['idempotent-replayed'], 'nothing replayed')
-  t.notMatch(moved.body, /enc-move|patient-move|"facility":"A"/, "nothing of ward A's answer")
+  refusedUnreplayed(t, moved, 'the key was used for a request made for another ward')
   t.equal(count.get(), 1, 'and nothing made in ward B')
 
   const back = await app.inject(post(await personToken(provider, 'nia', ['ward-nurse'], 'A')))
@@ -47,9 +59,7 @@ t.test("a moved person's key does not replay the ward they left", async (t) => {
 // to every request of the account (422: nothing replayed, nothing changed), never replayed to a
 // person who may have moved since.
 t.test('an answer a provider account stored before facilities were part of the key is refused', async (t) => {
-  const provider = await startTestProvider(t)
-  const { app } = await buildOidcApp(t, provider)
-  const count = app.db.prepare('SELECT count(*) FROM ward_occupants').pluck()
+  const { provider, app, count } = await providerWard(t)
   const first = await app.inject(post(await personToken(provider, 'pia', ['ward-nurse'], 'A')))
   t.equal(first.statusCode, 200, first.body)
   // The row as 0.10.3 stored it: the method, the path and the body's JSON with its keys sorted.
@@ -61,10 +71,7 @@ t.test('an answer a provider account stored before facilities were part of the k
   t.equal(changed, 1)
   for (const facility of ['B', 'A']) {
     const retry = await app.inject(post(await personToken(provider, 'pia', ['ward-nurse'], facility)))
-    t.equal(retry.statusCode, 422, `for ward ${facility}`)
-    t.equal(retry.json().code, 'IDEMPOTENCY_KEY_REUSED')
-    t.notOk(retry.headers['idempotent-replayed'], 'nothing replayed')
-    t.notMatch(retry.body, /enc-move|patient-move|"facility":"A"/, "nothing of ward A's answer")
+    refusedUnreplayed(t, retry, `for ward ${facility}`)
   }
   t.equal(count.get(), 1, 'and nothing made again')
 })
