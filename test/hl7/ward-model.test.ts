@@ -30,7 +30,7 @@ const STATUSES = ['C', 'H', 'K', 'I', 'O', 'U'] as const
 const RUNS = propertyRuns(24)
 /**
  * How often each path must have been reached: once at the default runs. The rarest (an A22 applied,
- * an A25) come 3-10 times in 24 runs; a floor of 2 failed by chance about one run in fifty.
+ * an A25) come 3-10 times in 24 runs, and a floor of 2 could fail by chance.
  */
 const FLOOR = Math.max(1, Math.round(RUNS / 24))
 const MINUTE = 60_000
