@@ -166,6 +166,7 @@ export default async function app(fastify: FastifyInstance, opts: { config: Conf
     compilerIdleMs: opts.config.RENDER_COMPILER_IDLE_SECONDS * 1000,
     cacheBytes: opts.config.RENDER_CACHE_BYTES,
     workers: opts.config.RENDER_WORKERS,
+    queueMax: opts.config.RENDER_QUEUE_MAX,
   })
   // Before any route, so that its request hooks see every one.
   await registerMetrics(fastify, opts.config)

@@ -146,6 +146,13 @@ export const ConfigSchema = Type.Object({
     description:
       'print workers, each running one render at a time: the renders that may run at once (each may use RENDER_MEMORY_MB); more only where prints come in bursts, since each worker holds its own memory (some 25 MB under load)',
   }),
+  RENDER_QUEUE_MAX: Type.Integer({
+    minimum: 0,
+    maximum: 10_000,
+    default: 32,
+    description:
+      'prints that may wait for a free print worker; one more is answered 503 RENDER_BUSY with Retry-After (a print whose client hangs up while it waits leaves the queue); 0: none waits',
+  }),
   RENDER_CACHE_BYTES: Type.Integer({
     minimum: 0,
     maximum: 1_073_741_824,

@@ -55,7 +55,7 @@ export function instrumentService(fastify: FastifyInstance, registry: Registry):
   })
   new Counter({
     name: 'facility_service_render_failures_total',
-    help: 'prints that failed, by error code (RENDER_TIMEOUT, RENDER_MEMORY_LIMIT ...; other: not a layout error)',
+    help: 'prints that failed or were refused, by error code (RENDER_TIMEOUT, RENDER_MEMORY_LIMIT ...; RENDER_BUSY: the queue was full; RENDER_CANCELLED: the client hung up while it waited; other: not a layout error)',
     labelNames: ['code'],
     registers,
     collect() {

@@ -59,6 +59,8 @@ interface ErrorLike {
   message?: string
   validation?: unknown
   headers?: Record<string, string>
+  /** Set on a deliberate 503 (busy, try again): answered as it is, with this Retry-After. */
+  retryAfterSeconds?: number
 }
 
 /**
@@ -141,7 +143,8 @@ export function handleClientError(error: Error & { code?: string }, socket: Sock
 
 /**
  * The one error handler: 4xx go out as they are, in the contract's shape; 5xx are logged with
- * the request id and answered without internals (no stack, no SQL).
+ * the request id and answered without internals (no stack, no SQL), but for a 503 that says when to
+ * try again (`retryAfterSeconds`: a full print queue), which is an answer, not a fault.
  */
 export function handleError(error: FastifyError | ErrorLike, request: FastifyRequest, reply: FastifyReply) {
   if (error.validation) return sendError(reply, 400, error.message ?? 'invalid request', 'FST_ERR_VALIDATION')
@@ -155,6 +158,10 @@ export function handleError(error: FastifyError | ErrorLike, request: FastifyReq
     return sendError(reply, answer.statusCode, answer.message, answer.code)
   }
   const status = error.statusCode ?? 500
+  if (status === 503 && 'retryAfterSeconds' in error && typeof error.retryAfterSeconds === 'number') {
+    reply.header('retry-after', String(error.retryAfterSeconds))
+    return sendError(reply, 503, error.message ?? 'Service Unavailable', error.code)
+  }
   if (status < 400 || status >= 500) {
     request.log.error({ err: error }, 'request failed')
     return sendError(reply, 500, 'Internal Server Error', 'INTERNAL_ERROR')

@@ -16,6 +16,8 @@ export interface RendererPluginOptions extends RenderLimits {
   cacheBytes: number
   /** Print workers: the renders that may run at once. */
   workers: number
+  /** Renders that may wait for a print worker; one more is answered 503 RENDER_BUSY. */
+  queueMax: number
 }
 
 export default fp<RendererPluginOptions>(
@@ -27,6 +29,7 @@ export default fp<RendererPluginOptions>(
         compilerIdleMs: opts.compilerIdleMs,
         cacheBytes: opts.cacheBytes,
         maxConcurrent: opts.workers,
+        maxWaiting: opts.queueMax,
       },
     )
     fastify.decorate('renderer', renderer)

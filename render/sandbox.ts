@@ -58,7 +58,8 @@ export interface RenderStats {
 }
 
 export interface Renderer {
-  render(job: RenderJob): Promise<string>
+  /** `signal`: the caller gave up; a render still waiting for a worker leaves the queue (RENDER_CANCELLED). */
+  render(job: RenderJob, signal?: AbortSignal): Promise<string>
   stats(): RenderStats
   /** Worker threads alive now: render workers and the compile worker. */
   workers(): number
@@ -72,6 +73,8 @@ export interface RendererOptions {
   cacheBytes?: number
   /** Renders running at once, each in a worker of its own; each may use up to `memoryMb`. */
   maxConcurrent?: number
+  /** Renders that may wait for a worker (default: no bound); one more is refused (RENDER_BUSY). */
+  maxWaiting?: number
   compileTimeoutMs?: number
   /** Workers (render and compile) idle this long are ended; 0 keeps them. */
   workerIdleMs?: number
@@ -117,7 +120,7 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
     options.compilerIdleMs ?? options.workerIdleMs ?? 0,
   )
   const maxConcurrent = options.maxConcurrent ?? availableParallelism()
-  const gate = createGate(maxConcurrent)
+  const gate = createGate(maxConcurrent, options.maxWaiting)
   const pool = createRenderPool(
     { timeoutMs: limits.timeoutMs, memoryMb: limits.memoryMb, maxOutputBytes: limits.maxOutputBytes },
     maxConcurrent,
@@ -183,7 +186,7 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
     return compileAndCache(job, key)
   }
 
-  async function renderOne(job: RenderJob): Promise<string> {
+  async function renderOne(job: RenderJob, signal: AbortSignal | undefined): Promise<string> {
     if (closed) throw new Error('the renderer is closed')
     if (!RENDER_ENGINES.includes(job.engine)) {
       throw renderError('RENDER_COMPILE_FAILED', `unknown template engine "${String(job.engine)}"`)
@@ -191,12 +194,12 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
     const body = await compiled(job)
     // Encoded before waiting for a worker: data that cannot be copied fails at once.
     const data = encodeData(job.data)
-    return gate.run(() => pool.run(body, data))
+    return gate.run(() => pool.run(body, data), signal)
   }
 
   return {
-    render(job) {
-      return renderOne(job).catch(countFailure)
+    render(job, signal) {
+      return renderOne(job, signal).catch(countFailure)
     },
     stats() {
       return { ...counters, cached: cache.size, waiting: gate.waiting, failures: { ...failures } }

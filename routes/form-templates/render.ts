@@ -1,10 +1,11 @@
 import createError from '@fastify/error'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import type { FastifyReply } from 'fastify'
 import type { FormTemplateRepository } from '../../db/repositories/form-templates.js'
 import type { Principal } from '../../domain/principal.js'
 import { refuseDeepNesting } from '../../lib/json-values.js'
-import type { RenderEngine } from '../../render/sandbox.js'
+import { type RenderEngine, RenderError } from '../../render/sandbox.js'
 import { errorResponses, IdParams, StringEnum } from '../../schemas/common.js'
 import { FORM_TEMPLATE_LIMITS } from '../../schemas/form-templates.js'
 
@@ -37,7 +38,20 @@ const RenderBody = Type.Object(
   { additionalProperties: false },
 )
 const Html = Type.String({ description: 'the rendered page, text/html' })
-const responses = { 200: Html, ...errorResponses(404, 422) }
+const responses = { 200: Html, ...errorResponses(404, 422, 503) }
+
+/**
+ * Aborted when the client hangs up before its answer went out: a print still waiting for a print
+ * worker then leaves the queue instead of running for nobody (a client that timed out and retries
+ * would otherwise queue each attempt).
+ */
+function hangUp(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController()
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort()
+  })
+  return controller.signal
+}
 
 interface RenderOptions {
   templates: FormTemplateRepository
@@ -49,7 +63,13 @@ interface RenderOptions {
  * layout serves both). Rendering changes nothing, so a read token may print.
  */
 const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function renderRoutes(fastify, opts) {
-  async function render(principal: Principal, id: string, engine: string | undefined, data?: object) {
+  async function render(
+    reply: FastifyReply,
+    principal: Principal,
+    id: string,
+    engine: string | undefined,
+    data?: object,
+  ) {
     const { record, version } = opts.templates.get(principal, id)
     const { template, ...fields } = record
     if (template === undefined) throw new NoLayoutError(id)
@@ -59,14 +79,25 @@ const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function re
       throw new BadEngineError(id, ENGINE_NAMES.join(', '))
     }
     const chosen = (engine === undefined ? undefined : ENGINE_BY_NAME.get(engine)) ?? configuredEngine ?? DEFAULT_ENGINE
-    return fastify.renderer.render({
+    const job = {
       engine: chosen,
       source: template,
       cacheKey: `${id}:${version}:${chosen}`,
       data: { ...fields, data: data ?? {} },
       // A facility's layouts take turns at the compiler with other facilities'.
       owner: record.facility ?? '',
-    })
+    }
+    try {
+      return await fastify.renderer.render(job, hangUp(reply))
+    } catch (error) {
+      // Fastify logs no "request completed" for an answer it could not send: the print says it left.
+      if (error instanceof RenderError && error.code === 'RENDER_CANCELLED')
+        reply.log.info(
+          { res: { statusCode: 499 } },
+          'the client closed the connection while its print waited: not rendered',
+        )
+      throw error
+    }
   }
 
   fastify.get(
@@ -83,7 +114,7 @@ const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function re
       },
     },
     async function renderFormTemplate(request, reply) {
-      const html = await render(request.principal, request.params.id, request.query.engine)
+      const html = await render(reply, request.principal, request.params.id, request.query.engine)
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html)
     },
   )
@@ -106,7 +137,7 @@ const renderRoutes: FastifyPluginAsyncTypebox<RenderOptions> = async function re
       const { engine, data } = request.body
       // The same limit as a template's `meta` and `config`.
       refuseDeepNesting('data', data, FORM_TEMPLATE_LIMITS.objectDepth)
-      const html = await render(request.principal, request.params.id, engine, data)
+      const html = await render(reply, request.principal, request.params.id, engine, data)
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html)
     },
   )

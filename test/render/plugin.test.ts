@@ -3,9 +3,11 @@ import t from 'tap'
 import rendererPlugin from '../../render/index.js'
 import { DEFAULT_LIMITS } from './helpers.js'
 
+const OPTIONS = { ...DEFAULT_LIMITS, workerIdleMs: 0, cacheBytes: 16_777_216, workers: 2, queueMax: 32 }
+
 t.test('the plugin decorates fastify.renderer and render errors answer 422', async (t) => {
   const app = Fastify()
-  await app.register(rendererPlugin, { ...DEFAULT_LIMITS, workerIdleMs: 0, cacheBytes: 16_777_216, workers: 2 })
+  await app.register(rendererPlugin, OPTIONS)
   app.post<{ Body: { source: string } }>('/print', async (request, reply) => {
     const html = await app.renderer.render({
       engine: 'pug',
@@ -33,7 +35,7 @@ t.test('the plugin decorates fastify.renderer and render errors answer 422', asy
 
 t.test('closing the app closes the renderer', async (t) => {
   const app = Fastify()
-  await app.register(rendererPlugin, { ...DEFAULT_LIMITS, workerIdleMs: 0, cacheBytes: 16_777_216, workers: 2 })
+  await app.register(rendererPlugin, OPTIONS)
   await app.ready()
   t.equal(await app.renderer.render({ engine: 'ejs', source: '<%= 1 %>', cacheKey: 'k', data: {} }), '1')
   await app.close()
