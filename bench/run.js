@@ -55,7 +55,9 @@ async function prepareService(occupants, name, patchPool = 0, notifications = op
   )
   if (seeded.notifications.skipped) log(`  notifications: ${seeded.notifications.skipped}`)
   const nodeArgs = profileArgs()
-  const service = await startService({ database, logLevel: options.logLevel, nodeArgs, env, echo: args.verbose })
+  // Every connection's print may wait for the worker: the render scenario measures prints, not refusals.
+  const queue = { RENDER_QUEUE_MAX: String(options.connections), ...env }
+  const service = await startService({ database, logLevel: options.logLevel, nodeArgs, env: queue, echo: args.verbose })
   return { service, seeded, database }
 }
 
