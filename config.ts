@@ -151,7 +151,7 @@ export const ConfigSchema = Type.Object({
     maximum: 10_000,
     default: 32,
     description:
-      'prints that may wait for a free print worker; one more is answered 503 RENDER_BUSY with Retry-After (a print whose client hangs up while it waits leaves the queue); 0: none waits',
+      "prints of one facility that may wait for a free print worker (facilities' prints take turns); one more is answered 503 RENDER_BUSY with Retry-After (a print whose client hangs up while it waits leaves the queue); 0: none waits",
   }),
   RENDER_CACHE_BYTES: Type.Integer({
     minimum: 0,

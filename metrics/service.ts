@@ -55,11 +55,20 @@ export function instrumentService(fastify: FastifyInstance, registry: Registry):
   })
   new Counter({
     name: 'facility_service_render_failures_total',
-    help: 'prints that failed or were refused, by error code (RENDER_TIMEOUT, RENDER_MEMORY_LIMIT ...; RENDER_BUSY: the queue was full; RENDER_CANCELLED: the client hung up while it waited; other: not a layout error)',
+    help: 'prints that failed, by error code (RENDER_TIMEOUT, RENDER_MEMORY_LIMIT ...; other: not a layout error)',
     labelNames: ['code'],
     registers,
     collect() {
       countedElsewhere(this, fastify.renderer.stats().failures)
+    },
+  })
+  new Counter({
+    name: 'facility_service_render_refusals_total',
+    help: "prints never rendered, by reason (busy: the facility's places in the print queue were full, answered 503; cancelled: the client hung up while the print waited)",
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      countedElsewhere(this, fastify.renderer.stats().refused)
     },
   })
   const refusals = new Counter({

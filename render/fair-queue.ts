@@ -53,6 +53,19 @@ export function createFairQueue<Job>() {
     finished(): void {
       for (const [owner, turns] of owners) if (turns.waiting.length === 0 && turns.round <= round) owners.delete(owner)
     },
+    /** Jobs of `owner` waiting now. */
+    waitingOf(owner: string): number {
+      return owners.get(owner)?.waiting.length ?? 0
+    },
+    /** Takes a waiting job out of the queue (its caller gave up); false when it is not waiting. */
+    remove(owner: string, job: Job): boolean {
+      const turns = owners.get(owner)
+      const at = turns?.waiting.indexOf(job) ?? -1
+      if (!turns || at < 0) return false
+      turns.waiting.splice(at, 1)
+      size--
+      return true
+    },
     splice(): Job[] {
       const all = [...owners.values()].flatMap((turns) => turns.waiting)
       owners.clear()

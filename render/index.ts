@@ -16,7 +16,7 @@ export interface RendererPluginOptions extends RenderLimits {
   cacheBytes: number
   /** Print workers: the renders that may run at once. */
   workers: number
-  /** Renders that may wait for a print worker; one more is answered 503 RENDER_BUSY. */
+  /** Prints of one facility that may wait for a print worker; one more is answered 503 RENDER_BUSY. */
   queueMax: number
 }
 

@@ -54,8 +54,12 @@ export interface RenderStats {
   /** Renders waiting for a worker. */
   waiting: number
   /** Renders that failed since the start, by their error code (RENDER_TIMEOUT ...; other: not a render error). */
-  failures: Partial<Record<RenderErrorCode | 'other', number>>
+  failures: Partial<Record<Exclude<RenderErrorCode, RefusalCode> | 'other', number>>
+  /** Renders never run since the start: the queue was full (busy), the caller gave up while waiting (cancelled). */
+  refused: { busy: number; cancelled: number }
 }
+
+type RefusalCode = 'RENDER_BUSY' | 'RENDER_CANCELLED'
 
 export interface Renderer {
   /** `signal`: the caller gave up; a render still waiting for a worker leaves the queue (RENDER_CANCELLED). */
@@ -73,7 +77,7 @@ export interface RendererOptions {
   cacheBytes?: number
   /** Renders running at once, each in a worker of its own; each may use up to `memoryMb`. */
   maxConcurrent?: number
-  /** Renders that may wait for a worker (default: no bound); one more is refused (RENDER_BUSY). */
+  /** Renders of one owner that may wait for a worker (default: no bound); one more is refused (RENDER_BUSY). */
   maxWaiting?: number
   compileTimeoutMs?: number
   /** Workers (render and compile) idle this long are ended; 0 keeps them. */
@@ -135,9 +139,13 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
   const counters = { compiles: 0, cacheHits: 0 }
   const failures: RenderStats['failures'] = {}
 
+  const refused = { busy: 0, cancelled: 0 }
+
   function countFailure(error: unknown): never {
     const code = error instanceof RenderError ? error.code : 'other'
-    failures[code] = (failures[code] ?? 0) + 1
+    if (code === 'RENDER_BUSY') refused.busy++
+    else if (code === 'RENDER_CANCELLED') refused.cancelled++
+    else failures[code] = (failures[code] ?? 0) + 1
     throw error
   }
   let closed = false
@@ -194,7 +202,7 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
     const body = await compiled(job)
     // Encoded before waiting for a worker: data that cannot be copied fails at once.
     const data = encodeData(job.data)
-    return gate.run(() => pool.run(body, data), signal)
+    return gate.run(() => pool.run(body, data), { owner: job.owner ?? '', signal })
   }
 
   return {
@@ -202,7 +210,13 @@ export function createRenderer(limits: RenderLimits, options: RendererOptions = 
       return renderOne(job, signal).catch(countFailure)
     },
     stats() {
-      return { ...counters, cached: cache.size, waiting: gate.waiting, failures: { ...failures } }
+      return {
+        ...counters,
+        cached: cache.size,
+        waiting: gate.waiting,
+        failures: { ...failures },
+        refused: { ...refused },
+      }
     },
     workers() {
       return pool.workers + (compiler.running ? 1 : 0)

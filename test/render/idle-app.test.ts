@@ -23,14 +23,21 @@ t.test('RENDER_WORKER_IDLE_SECONDS ends the compile and print workers; the next 
   // may already have been idle for its second before the print's answer came back.
   t.same(
     app.renderer.stats(),
-    { compiles: 1, cacheHits: 0, cached: 1, waiting: 0, failures: {} },
+    { compiles: 1, cacheHits: 0, cached: 1, waiting: 0, failures: {}, refused: { busy: 0, cancelled: 0 } },
     'a compile worker compiled it, a print worker ran it',
   )
   await until(() => app.renderer.workers() === 0)
   t.pass('every worker, the compile worker included, ended once idle')
   // A layout never seen before: it needs the compile worker, which starts again.
   t.equal(await print(t, app, tokens.writeA, 'second', 'p= name'), '<p>second</p>')
-  t.same(app.renderer.stats(), { compiles: 2, cacheHits: 0, cached: 2, waiting: 0, failures: {} })
+  t.same(app.renderer.stats(), {
+    compiles: 2,
+    cacheHits: 0,
+    cached: 2,
+    waiting: 0,
+    failures: {},
+    refused: { busy: 0, cancelled: 0 },
+  })
 })
 
 t.test('RENDER_COMPILER_IDLE_SECONDS ends the compile worker alone; prints of compiled layouts go on', async (t) => {
@@ -45,7 +52,14 @@ t.test('RENDER_COMPILER_IDLE_SECONDS ends the compile worker alone; prints of co
   // Another template with the same layout: compiled already, so no compile worker starts.
   t.equal(await print(t, app, tokens.writeA, 'second', 'h1= name'), '<h1>second</h1>')
   t.equal(app.renderer.workers(), withCompiler - 1, 'no compile worker for a cached layout')
-  t.same(app.renderer.stats(), { compiles: 1, cacheHits: 1, cached: 1, waiting: 0, failures: {} })
+  t.same(app.renderer.stats(), {
+    compiles: 1,
+    cacheHits: 1,
+    cached: 1,
+    waiting: 0,
+    failures: {},
+    refused: { busy: 0, cancelled: 0 },
+  })
 })
 
 t.test('RENDER_WORKERS: prints that come at once run in that many print workers, the rest wait', async (t) => {
