@@ -22,13 +22,17 @@ function toTemplate(row: Row): TemplateForFhir {
  */
 export function createQuestionnaireReads(db: Database) {
   const last = `(SELECT max(a.at) FROM audit_log a WHERE a.resource = 'form-templates' AND a.record_id = t.id) AS last_updated`
-  const all = db.prepare<[], Row>(`SELECT t.*, ${last} FROM form_templates t ORDER BY t.id`)
+  // A search reads every template the scope sees: without its print layout (up to 200 000
+  // characters, never part of a Questionnaire), which could be most of what the search reads.
+  const listed = `t.id, t.version, t.created_at, t.created_by, t.facility, t.type, t.subtype, t.name, t.description,
+    NULL AS template, t.items, t.tags, t.meta, t.config, t.hidden_at, t.hidden_by, ${last}`
+  const all = db.prepare<[], Row>(`SELECT ${listed} FROM form_templates t ORDER BY t.id`)
   const ofFacility = db.prepare<[string], Row>(
-    `SELECT t.*, ${last} FROM form_templates t WHERE t.facility = ? ORDER BY t.id`,
+    `SELECT ${listed} FROM form_templates t WHERE t.facility = ? ORDER BY t.id`,
   )
   const one = db.prepare<[string], Row>(`SELECT t.*, ${last} FROM form_templates t WHERE t.id = ?`)
   return {
-    /** Every template the scope sees, by id. */
+    /** Every template the scope sees, by id, without its print layout (`template`): for searches. */
     list(scope: Scope): TemplateForFhir[] {
       const rows = scope.facility === null ? all.all() : ofFacility.all(scope.facility)
       return rows.map(toTemplate)

@@ -39,9 +39,21 @@ async function template(app: TestApp, token: string, name: string, createdAt: nu
     createdAt,
     ...(facility ? { facility } : {}),
     items: [{ id: 'q', type: 'date' }],
+    template: 'h1= name',
   }
   const made = await app.inject({ method: 'POST', url: '/form-templates', headers: bearer(token), payload })
   return made.json().id as string
+}
+
+/** A PUT by `writer` of the Questionnaire as `reader` reads it, with another title. */
+async function retitle(app: TestApp, by: { reader: string; writer: string }, id: string, title: string) {
+  const current = (await app.inject({ url: `/fhir/Questionnaire/${id}`, headers: bearer(by.reader) })).json()
+  return app.inject({
+    method: 'PUT',
+    url: `/fhir/Questionnaire/${id}`,
+    headers: { ...bearer(by.writer), ...FHIR },
+    payload: { ...current, title },
+  })
 }
 
 test('search by title, name, status, url, version, _id; _summary=count; paging by next links; _sort', async (t) => {
@@ -127,13 +139,7 @@ test("a token of ward A never reads, searches, counts, pages or updates ward B's
     'an unbound token sees every ward',
   )
 
-  const theirs = (await app.inject({ url: `/fhir/Questionnaire/${b}`, headers: bearer(tokens.writeB) })).json()
-  const update = await app.inject({
-    method: 'PUT',
-    url: `/fhir/Questionnaire/${b}`,
-    headers: { ...bearer(tokens.writeA), ...FHIR },
-    payload: { ...theirs, title: 'taken over' },
-  })
+  const update = await retitle(app, { reader: tokens.writeB, writer: tokens.writeA }, b, 'taken over')
   t.equal(update.statusCode, 404)
   const still = await app.inject({ url: `/form-templates/${b}`, headers: bearer(tokens.writeB) })
   t.equal(still.json().name, 'Ward B')
@@ -150,4 +156,58 @@ test("a token of ward A never reads, searches, counts, pages or updates ward B's
     (await app.inject({ url: `/fhir/Questionnaire/${created.json().id}`, headers: bearer(tokens.writeB) })).statusCode,
     404,
   )
+})
+
+/**
+ * A search reads the templates without their print layouts (db/repositories/questionnaires.ts):
+ * after every kind of change it still answers each template as it is now, as its read does (the
+ * read loads the whole template). Each template has a layout, which the Questionnaire leaves out.
+ */
+test('a search answers each template as its read does, after any change', async (t) => {
+  const { app, tokens } = await buildTestApp(t)
+  const [one, two, three] = [
+    await template(app, tokens.write, 'One', 1000, 'A'),
+    await template(app, tokens.write, 'Two', 2000, 'A'),
+    await template(app, tokens.write, 'Three', 3000, 'B'),
+  ]
+  /** The search's resources of `token` against each one's read, by id. */
+  const agree = async (token: string, what: string) => {
+    const found = (await search(t, app, token, '?_count=50')).entry ?? []
+    for (const { resource } of found) {
+      const read = await app.inject({ url: `/fhir/Questionnaire/${resource.id}`, headers: bearer(tokens.admin) })
+      t.same(resource, read.json(), `${what}: ${resource.id} as its read says`)
+    }
+    return found.map(({ resource }) => resource.id)
+  }
+  const change = async (id: string | undefined, payload: object) => {
+    const res = await app.inject({
+      method: 'PATCH',
+      url: `/form-templates/${id}`,
+      headers: bearer(tokens.admin),
+      payload,
+    })
+    t.equal(res.statusCode, 200, res.body.slice(0, 200))
+  }
+  t.same(await agree(tokens.read, 'first'), [one, two, three].sort())
+
+  await change(one, { name: 'One renamed', items: [{ id: 'n', type: 'trueorfalse', question: 'New?' }] })
+  await change(two, { hide: true })
+  t.same(await agree(tokens.read, 'renamed and retired'), [one, two, three].sort())
+  t.equal(
+    (await search(t, app, tokens.read, '?title=one%20ren')).entry?.[0]?.resource.id,
+    one,
+    'found by its new title',
+  )
+  t.equal((await search(t, app, tokens.read, '?title=one')).total, 1)
+
+  const put = await retitle(app, { reader: tokens.admin, writer: tokens.admin }, three as string, 'Three replaced')
+  t.equal(put.statusCode, 200)
+  const kept = await app.inject({ url: `/form-templates/${three}`, headers: bearer(tokens.admin) })
+  t.equal(kept.json().template, 'h1= name', 'the PUT kept the print layout the Questionnaire does not carry')
+  await change(one, { facility: 'B' })
+  t.same(await agree(tokens.readA, 'ward A after the move'), [two], 'the moved template left ward A')
+  t.same(await agree(tokens.writeB, 'ward B after the move'), [one, three].sort())
+  const removed = await app.inject({ method: 'DELETE', url: `/form-templates/${two}`, headers: bearer(tokens.admin) })
+  t.equal(removed.statusCode, 200)
+  t.same(await agree(tokens.read, 'after a removal'), [one, three].sort())
 })
