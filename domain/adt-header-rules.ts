@@ -6,9 +6,6 @@
 import type { Hl7Message } from '@medplum/core'
 import type { Rejection } from './adt-message.js'
 
-/** HL7 table 0103: production, debugging, training. */
-export const PROCESSING_IDS = ['P', 'D', 'T'] as const
-
 /** The versions whose ADT fields docs/ADT.md documents: 2.3 to 2.8 and their point releases (2.3.1, 2.5.1, 2.8.2). */
 const VERSION = /^2\.[3-8](\.\d+)?$/
 

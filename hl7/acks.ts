@@ -1,5 +1,6 @@
 import type { Hl7Field, Hl7Message } from '@medplum/core'
-import { enhancedMode, PROCESSING_IDS } from '../domain/adt-header-rules.js'
+import { enhancedMode } from '../domain/adt-header-rules.js'
+import { PROCESSING_IDS } from '../lib/hl7-header-settings.js'
 
 /**
  * Acknowledgements (MSA-1 AA, AR, AE; CA, CR, CE in enhanced mode), the text the library's

@@ -19,8 +19,8 @@ export const HL7_HEADER_SETTINGS = {
   }),
 }
 
-/** HL7 table 0103. */
-const PROCESSING_IDS = new Set(['P', 'D', 'T'])
+/** HL7 table 0103: production, debugging, training. */
+export const PROCESSING_IDS = ['P', 'D', 'T'] as const
 
 /** HL7_PROCESSING_IDS as a list: `P`, `P,T` ... */
 export function parseProcessingIds(text: string): string[] {
@@ -35,7 +35,10 @@ export function hl7HeaderProblems(config: { HL7_CHARSET: string; HL7_PROCESSING_
   if (charsetNamed(config.HL7_CHARSET) === null)
     problems.push(['HL7_CHARSET', `is not a character set the feed reads (${CHARSET_NAMES})`])
   const ids = parseProcessingIds(config.HL7_PROCESSING_IDS)
-  if (ids.length === 0 || ids.some((id) => !PROCESSING_IDS.has(id)))
-    problems.push(['HL7_PROCESSING_IDS', 'lists processing ids of HL7 table 0103, comma-separated: P, D, T'])
+  if (ids.length === 0 || ids.some((id) => !(PROCESSING_IDS as readonly string[]).includes(id)))
+    problems.push([
+      'HL7_PROCESSING_IDS',
+      `lists processing ids of HL7 table 0103, comma-separated: ${PROCESSING_IDS.join(', ')}`,
+    ])
   return problems
 }
