@@ -1,0 +1,60 @@
+import { join } from 'node:path'
+import { test } from 'tap'
+import { buildApp } from '../../app.js'
+import { defaultConfig } from '../../config.js'
+import { bearer } from '../helper.js'
+import { sharedCompilers } from '../shared-compilers.js'
+import { ackOf, openSender } from './client.js'
+import { adt } from './messages.js'
+import { occupants } from './ward.js'
+
+/**
+ * HL7_PROCESSING_IDS is the ward's rule, as HL7_A08_TRANSFERS is: a retry follows today's. A training
+ * message parked while the ward took training messages, retried after it stopped, is not applied:
+ * 409 HL7_STILL_PARKED with the reason, the message still parked; taken again, it is applied.
+ */
+test('a parked message whose processing id the ward no longer takes stays parked on a retry, saying why', async (t) => {
+  const base = {
+    DATABASE_PATH: join(t.testdir(), 'ward.db'),
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: 0,
+    HL7_TIMEZONE: 'UTC',
+  }
+  const start = (ids: string) =>
+    buildApp(defaultConfig({ ...base, HL7_PORT: 0, HL7_PROCESSING_IDS: ids }), sharedCompilers)
+  const training = await start('P,T')
+  const sender = await openSender(training.hl7.port as number)
+  const send = async (fields: Parameters<typeof adt>[0]) =>
+    ackOf(await sender.send(adt(fields).replace(`|${fields.control}|P|`, `|${fields.control}|T|`)))
+  t.equal((await send({ event: 'A01', control: 'M1', encounter: 'E1', bed: 'B1', at: '202601051000' })).text, 'applied')
+  t.match(
+    (await send({ event: 'A01', control: 'M2', encounter: 'E2', bed: 'B1', at: '202601051100' })).text,
+    /^parked: bed B1 is occupied/,
+  )
+  t.equal((await send({ event: 'A03', control: 'M3', encounter: 'E1', at: '202601051030' })).text, 'applied')
+  await sender.close()
+  await training.close()
+
+  const production = await start('P')
+  const admin = production.tokens.create({ account: 'admin-1', role: 'admin' }).token
+  const parked = await production.inject({ url: '/hl7/messages?status=parked', headers: bearer(admin) })
+  const id = parked.json().hl7Messages.find((m: { controlId: string }) => m.controlId === 'M2').id
+  const refused = await production.inject({ method: 'POST', url: `/hl7/messages/${id}/retry`, headers: bearer(admin) })
+  t.equal(refused.statusCode, 409, refused.body)
+  t.match(refused.json(), { code: 'HL7_STILL_PARKED', message: /processing id T .*HL7_PROCESSING_IDS allows P/ })
+  const still = await production.inject({ url: `/hl7/messages/${id}`, headers: bearer(admin) })
+  t.equal(still.json().status, 'parked', 'still parked, to retry or dismiss')
+  t.same(
+    (await occupants(production, admin)).map((o) => o.encounter),
+    ['E1'],
+    'nothing applied',
+  )
+  await production.close()
+
+  const again = await start('P,T')
+  t.teardown(() => again.close())
+  const admin2 = again.tokens.create({ account: 'admin-2', role: 'admin' }).token
+  const applied = await again.inject({ method: 'POST', url: `/hl7/messages/${id}/retry`, headers: bearer(admin2) })
+  t.equal(applied.statusCode, 200, applied.body)
+  t.equal(applied.json().status, 'applied')
+})
