@@ -4,7 +4,7 @@ import type { Config } from '../config.js'
 import { createAdtWard } from '../db/repositories/adt-ward.js'
 import { createHl7MessageLog, type Hl7MessageLog, type Hl7MessageRow } from '../db/repositories/hl7-messages.js'
 import { type AdtSettings, readAdt } from '../domain/adt-message.js'
-import { Hl7StillParkedError, NotFoundError } from '../domain/errors.js'
+import { Hl7NotParkedError, Hl7StillParkedError, NotFoundError } from '../domain/errors.js'
 import { parseProcessingIds } from '../lib/hl7-header-settings.js'
 import { parseAddressList, parseSenders } from '../lib/hl7-network.js'
 import type { Answered } from './answer.js'
@@ -111,11 +111,13 @@ export default fp<{ config: Config }>(
     async function retry(id: string, by: string): Promise<Hl7MessageRow> {
       const row = messages.get(id)
       if (!row) throw new NotFoundError('HL7 message', id)
+      // Before its text is read again: a resolved message is not parked, whatever today's rules say of it.
+      if (row.status !== 'parked') throw new Hl7NotParkedError(id, row.status)
       // Read as at receipt: today's settings could make it another facility's, patient's or time.
       const reading =
         row.raw === null ? null : readAdt(await parseHl7(row.raw), settingsAtReceipt(row.read_with, readingSettings()))
       // Refused by a rule of today's (HL7_PROCESSING_IDS: the ward stopped taking training messages):
-      // the message stays parked, to dismiss or to retry once the rule takes it again.
+      // the message stays parked as it was (its reason too), to dismiss or to retry once the rule takes it again.
       if (reading?.kind === 'rejected') throw new Hl7StillParkedError(reading.rejection.reason)
       if (reading?.kind !== 'ward') throw new NotFoundError('parked HL7 message text of', id)
       // An A50 since may have given the visit a new number: the log's column follows it, the text does not.

@@ -47,9 +47,12 @@ const responses = { 200: Html, ...errorResponses(404, 422, 503) }
  */
 function hangUp(reply: FastifyReply): AbortSignal {
   const controller = new AbortController()
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort()
-  })
+  // A client that hung up while the request's hooks ran (its 'close' has come already).
+  if (reply.raw.destroyed && !reply.raw.writableFinished) controller.abort()
+  else
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) controller.abort()
+    })
   return controller.signal
 }
 

@@ -188,6 +188,13 @@ test('a search answers each template as its read does, after any change', async 
     })
     t.equal(res.statusCode, 200, res.body.slice(0, 200))
   }
+  // Every field a Questionnaire carries: a column the search left out would show.
+  await change(one, {
+    subtype: 'adult',
+    description: 'On arrival',
+    meta: { fhir: { publisher: 'Ward A', purpose: 'intake' } },
+    items: [{ id: 'q', type: 'multiplechoice', question: 'Mobility?', choices: ['alone', 'helped'], required: true }],
+  })
   t.same(await agree(tokens.read, 'first'), [one, two, three].sort())
 
   await change(one, { name: 'One renamed', items: [{ id: 'n', type: 'trueorfalse', question: 'New?' }] })

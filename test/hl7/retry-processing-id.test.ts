@@ -58,3 +58,43 @@ test('a parked message whose processing id the ward no longer takes stays parked
   t.equal(applied.statusCode, 200, applied.body)
   t.equal(applied.json().status, 'applied')
 })
+
+test('a resolved message is not parked, whatever the processing ids of today: 409 HL7_NOT_PARKED', async (t) => {
+  const base = {
+    DATABASE_PATH: join(t.testdir(), 'ward.db'),
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: 0,
+    HL7_TIMEZONE: 'UTC',
+  }
+  const start = (ids: string) =>
+    buildApp(defaultConfig({ ...base, HL7_PORT: 0, HL7_PROCESSING_IDS: ids }), sharedCompilers)
+  const training = await start('P,T')
+  const sender = await openSender(training.hl7.port as number)
+  const training1 = adt({ event: 'A01', control: 'M1', encounter: 'E1', bed: 'B1', at: '202601051000' })
+  t.equal(ackOf(await sender.send(training1.replace('|M1|P|', '|M1|T|'))).text, 'applied')
+  await sender.close()
+  await training.close()
+
+  const production = await start('P')
+  t.teardown(() => production.close())
+  const sender2 = await openSender(production.hl7.port as number)
+  t.teardown(() => sender2.close())
+  const training2 = adt({ event: 'A01', control: 'M2', encounter: 'E2', bed: 'B2', at: '202601051100' })
+  t.equal(ackOf(await sender2.send(training2.replace('|M2|P|', '|M2|T|'))).code, 'AR', 'refused as it comes')
+  const admin = production.tokens.create({ account: 'admin-1', role: 'admin' }).token
+  const log = (await production.inject({ url: '/hl7/messages', headers: bearer(admin) })).json().hl7Messages
+  for (const [control, status] of [
+    ['M1', 'applied'],
+    ['M2', 'rejected'],
+  ]) {
+    const message = log.find((m: { controlId: string }) => m.controlId === control)
+    t.equal(message.status, status)
+    const retried = await production.inject({
+      method: 'POST',
+      url: `/hl7/messages/${message.id}/retry`,
+      headers: bearer(admin),
+    })
+    t.equal(retried.statusCode, 409, `${status}: ${retried.body}`)
+    t.match(retried.json(), { code: 'HL7_NOT_PARKED', message: `HL7 message ${message.id} is ${status}, not parked` })
+  }
+})

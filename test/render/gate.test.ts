@@ -41,19 +41,18 @@ t.test(
     const ran: string[] = []
     const tasks = Object.fromEntries(['a', 'b', 'c', 'd', 'e'].map((name) => [name, task(name, ran)]))
     const run = (name: string, owner: string) => gate.run((tasks[name] as ReturnType<typeof task>).run, { owner })
-    const runs = [run('a', 'A'), run('b', 'A'), run('c', 'A')]
-    t.equal(gate.waiting, 2)
+    const runs = [run('a', 'A'), run('b', 'A'), run('c', 'A'), run('e', 'B')]
+    t.equal(gate.waiting, 3, "B's run waits: the places are each facility's own")
     const refused = await refusal(run('d', 'A'))
     t.ok(refused instanceof RenderError)
     t.match(refused, {
       code: 'RENDER_BUSY',
       statusCode: 503,
       retryAfterSeconds: 1,
+      // A's own count, not the queue's (B's run waits too): nothing of another facility.
       message: 'every print worker is busy and 2 prints of this facility are waiting; try again',
     })
-    t.equal(gate.waiting, 2, 'the refused run took no place')
-    runs.push(run('e', 'B'))
-    t.equal(gate.waiting, 3, "another facility's run waits: the places are each facility's own")
+    t.equal(gate.waiting, 3, 'the refused run took no place')
     await finishInTurn(tasks, ran, 4)
     t.same(await Promise.all(runs), ['a', 'b', 'c', 'e'])
     t.same(

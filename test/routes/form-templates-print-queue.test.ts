@@ -61,9 +61,9 @@ t.test("with the worker busy and a facility's places full its print is answered 
   const { held, result } = await whileRendering(print, async () => {
     const queued = tracked(print(0))
     await until(() => app.renderer.stats().waiting === 1 || queued.settled)
-    const refused = await print(0)
     const otherWard = tracked(printB())
     await until(() => app.renderer.stats().waiting === 2 || otherWard.settled)
+    const refused = await print(0)
     return { queued, refused, otherWard }
   })
   const { queued, refused, otherWard } = result
@@ -74,6 +74,7 @@ t.test("with the worker busy and a facility's places full its print is answered 
     error: 'Service Unavailable',
     name: 'Unavailable',
     code: 'RENDER_BUSY',
+    // Its own facility's count, not the queue's (ward B's print waits too).
     message: 'every print worker is busy and 1 prints of this facility are waiting; try again',
   })
   t.equal(held.statusCode, 200, 'the running print ends as it would have')
