@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { test } from 'tap'
+import { type Test, test } from 'tap'
 import { buildApp } from '../../app.js'
 import { defaultConfig } from '../../config.js'
 import { bearer } from '../helper.js'
@@ -8,20 +8,24 @@ import { ackOf, openSender } from './client.js'
 import { adt } from './messages.js'
 import { occupants } from './ward.js'
 
-/**
- * HL7_PROCESSING_IDS is the ward's rule, as HL7_A08_TRANSFERS is: a retry follows today's. A training
- * message parked while the ward took training messages, retried after it stopped, is not applied:
- * 409 HL7_STILL_PARKED with the reason, the message still parked; taken again, it is applied.
- */
-test('a parked message whose processing id the ward no longer takes stays parked on a retry, saying why', async (t) => {
+/** Starts the ward on the test's database file with HL7_PROCESSING_IDS `ids`, listening for ADT. */
+function starter(t: Test) {
   const base = {
     DATABASE_PATH: join(t.testdir(), 'ward.db'),
     LOG_LEVEL: 'silent',
     RATE_LIMIT_MAX: 0,
     HL7_TIMEZONE: 'UTC',
   }
-  const start = (ids: string) =>
-    buildApp(defaultConfig({ ...base, HL7_PORT: 0, HL7_PROCESSING_IDS: ids }), sharedCompilers)
+  return (ids: string) => buildApp(defaultConfig({ ...base, HL7_PORT: 0, HL7_PROCESSING_IDS: ids }), sharedCompilers)
+}
+
+/**
+ * HL7_PROCESSING_IDS is the ward's rule, as HL7_A08_TRANSFERS is: a retry follows today's. A training
+ * message parked while the ward took training messages, retried after it stopped, is not applied:
+ * 409 HL7_STILL_PARKED with the reason, the message still parked; taken again, it is applied.
+ */
+test('a parked message whose processing id the ward no longer takes stays parked on a retry, saying why', async (t) => {
+  const start = starter(t)
   const training = await start('P,T')
   const sender = await openSender(training.hl7.port as number)
   const send = async (fields: Parameters<typeof adt>[0]) =>
@@ -60,14 +64,7 @@ test('a parked message whose processing id the ward no longer takes stays parked
 })
 
 test('a resolved message is not parked, whatever the processing ids of today: 409 HL7_NOT_PARKED', async (t) => {
-  const base = {
-    DATABASE_PATH: join(t.testdir(), 'ward.db'),
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_MAX: 0,
-    HL7_TIMEZONE: 'UTC',
-  }
-  const start = (ids: string) =>
-    buildApp(defaultConfig({ ...base, HL7_PORT: 0, HL7_PROCESSING_IDS: ids }), sharedCompilers)
+  const start = starter(t)
   const training = await start('P,T')
   const sender = await openSender(training.hl7.port as number)
   const training1 = adt({ event: 'A01', control: 'M1', encounter: 'E1', bed: 'B1', at: '202601051000' })
