@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander'
 import type { Database } from '../../db/connection.js'
 import { createAuditLog } from '../../db/repositories/audit.js'
 import { createBedStateRepository } from '../../db/repositories/bed-states.js'
-import { createBedRepository } from '../../db/repositories/beds.js'
+import { createBedRepository, type ListChangedBy } from '../../db/repositories/beds.js'
 import { createFeedLog } from '../../db/repositories/feed.js'
 import { createNotificationRepository } from '../../db/repositories/notifications.js'
 import type { Principal } from '../../domain/principal.js'
@@ -34,13 +34,13 @@ function facilityOption(): Option {
 function addAdd(beds: Command, program: Command, io: CliIo): void {
   beds
     .command('add')
-    .description('list a bed (or change its room); it shows on the board, free, from the next load')
+    .description('list a bed (or change its room; audited); it shows on the board, free, from the next load')
     .requiredOption('--bed <bed>', 'the bed id, as occupants name it', placeName)
     .option('--room <room>', 'its room', placeName)
     .addOption(facilityOption())
     .action((opts: { bed: string; room?: string; facility?: string }) => {
       const added = withDatabase(program, (db) =>
-        createBedRepository(db).add({ ...opts, facility: opts.facility ?? null }),
+        createBedRepository(db).add({ ...opts, facility: opts.facility ?? null }, Date.now(), changedBy(db)),
       )
       io.out(added ? `listed bed ${opts.bed}` : `bed ${opts.bed} was listed already; room updated`)
     })
@@ -49,11 +49,13 @@ function addAdd(beds: Command, program: Command, io: CliIo): void {
 function addRemove(beds: Command, program: Command, io: CliIo): void {
   beds
     .command('remove')
-    .description('take a bed off the board (a bed with an active stay stays on it until discharged)')
+    .description('take a bed off the board (audited; a bed with an active stay stays on it until discharged)')
     .requiredOption('--bed <bed>', 'the bed id', placeName)
     .addOption(facilityOption())
     .action((opts: { bed: string; facility?: string }) => {
-      const removed = withDatabase(program, (db) => createBedRepository(db).remove(opts.facility ?? null, opts.bed))
+      const removed = withDatabase(program, (db) =>
+        createBedRepository(db).remove(opts.facility ?? null, opts.bed, changedBy(db)),
+      )
       const where = opts.facility ? ` in ${opts.facility}` : ''
       if (removed === 'unknown') throw new CliError(`bed ${opts.bed} is not listed${where}, and has had no stay`)
       if (removed === 'occupied')
@@ -92,6 +94,11 @@ export function operatingUser(who: () => { username: string } = userInfo): strin
 function cliPrincipal(): Principal {
   const account = `cli:${operatingUser()}`
   return { tokenId: account, account, role: 'admin', facility: null }
+}
+
+/** The list of beds changed by the CLI's operator, audited as such (resource `beds`). */
+function changedBy(db: Database): ListChangedBy {
+  return { actor: cliPrincipal(), audit: createAuditLog(db) }
 }
 
 function bedStates(db: Database) {

@@ -4,8 +4,15 @@ import { type FeedResource, facilityOf, recordTexts } from './feed.js'
 
 export type AuditOperation = 'create' | 'patch' | 'delete'
 
+/**
+ * What an audit entry is about: a record of the live feed's resources, or `beds`, the list of beds
+ * an administrator keeps for the board (`facility-service beds add|remove`), which the feed does
+ * not carry.
+ */
+export type AuditResource = FeedResource | 'beds'
+
 export interface AuditChange {
-  resource: FeedResource
+  resource: AuditResource
   recordId: string
   facility: string | null
   operation: AuditOperation
@@ -41,7 +48,7 @@ interface AuditRow {
   token_id: string | null
   facility: string | null
   facility_after: string | null
-  resource: FeedResource
+  resource: AuditResource
   record_id: string
   operation: AuditOperation
   before: string | null

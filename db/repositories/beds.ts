@@ -1,5 +1,7 @@
 import type { Database } from 'better-sqlite3'
+import type { Principal } from '../../domain/principal.js'
 import type { WardOccupant } from '../../schemas/ward-occupants.js'
+import type { AuditLog } from './audit.js'
 import { createBedStateReads, NO_FACILITY, type StateFields } from './bed-state-reads.js'
 import { toRecord, type WardOccupantRow } from './ward-occupants.js'
 
@@ -11,6 +13,12 @@ export interface BedState extends StateFields {
   active: WardOccupant[]
   /** the most recent discharge from the bed, if it ever had one */
   lastDischarged?: WardOccupant
+}
+
+/** Who changes the list of beds, and the audit log their change goes to. */
+export interface ListChangedBy {
+  actor: Principal
+  audit: AuditLog
 }
 
 /** A bed an administrator listed (`facility-service beds add`), occupied or not. */
@@ -56,7 +64,9 @@ export function createBedRepository(db: Database, expectedHours = 24) {
     `INSERT INTO kept_beds (facility, bed, room, created_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (facility, bed) DO UPDATE SET room = excluded.room`,
   )
-  const keptOne = db.prepare<[string, string], number>('SELECT 1 FROM kept_beds WHERE facility = ? AND bed = ?').pluck()
+  const keptOne = db.prepare<[string, string], { room: string | null }>(
+    'SELECT room FROM kept_beds WHERE facility = ? AND bed = ?',
+  )
   const unkeep = db.prepare('DELETE FROM kept_beds WHERE facility = ? AND bed = ?')
   const unsee = db.prepare('DELETE FROM seen_beds WHERE facility = ? AND bed = ?')
   const unstate = db.prepare('DELETE FROM bed_states WHERE facility = ? AND bed = ?')
@@ -109,14 +119,32 @@ export function createBedRepository(db: Database, expectedHours = 24) {
       .deferred()
   }
 
-  /** Lists a bed (or changes its room); answers whether it was new. */
-  function add(bed: KeptBed, now = Date.now()): boolean {
+  /** The bed as listed, the audit's record of it; null when it is not listed. */
+  function listed(facility: string | null, bed: string): KeptBed | null {
+    const row = keptOne.get(facility ?? NO_FACILITY, bed)
+    if (row === undefined) return null
+    return { facility, bed, ...(row.room === null ? {} : { room: row.room }) }
+  }
+
+  /** One audit entry (resource `beds`, the bed as its record) for a change of the list, if it changed. */
+  function audit(by: ListChangedBy | undefined, before: KeptBed | null, after: KeptBed | null, bed: KeptBed): void {
+    if (by === undefined || JSON.stringify(before) === JSON.stringify(after)) return
+    const operation = before === null ? 'create' : after === null ? 'delete' : 'patch'
+    by.audit.append(by.actor, { resource: 'beds', recordId: bed.bed, facility: bed.facility, operation, before, after })
+  }
+
+  /**
+   * Lists a bed (or changes its room); answers whether it was new. `by`: who, for the audit entry
+   * written in the same transaction (the CLI's; a listing that changes nothing writes none).
+   */
+  function add(bed: KeptBed, now = Date.now(), by?: ListChangedBy): boolean {
     const facility = bed.facility ?? NO_FACILITY
     return db
       .transaction(() => {
-        const existed = keptOne.get(facility, bed.bed) !== undefined
+        const before = listed(bed.facility, bed.bed)
         keep.run(facility, bed.bed, bed.room ?? null, now)
-        return !existed
+        audit(by, before, listed(bed.facility, bed.bed), bed)
+        return before === null
       })
       .immediate()
   }
@@ -127,14 +155,24 @@ export function createBedRepository(db: Database, expectedHours = 24) {
    * taken off the list ('unlisted'), or, not listed, left alone ('occupied'). A later admission
    * into a removed bed lists it again.
    */
-  function remove(facility: string | null, bed: string): 'removed' | 'unlisted' | 'occupied' | 'unknown' {
+  function remove(
+    facility: string | null,
+    bed: string,
+    by?: ListChangedBy,
+  ): 'removed' | 'unlisted' | 'occupied' | 'unknown' {
     const key = facility ?? NO_FACILITY
     return db
       .transaction(() => {
+        const before = listed(facility, bed)
         const unlisted = unkeep.run(key, bed).changes > 0
-        if (activeCount.get(facility, bed)) return unlisted ? 'unlisted' : 'occupied'
+        if (activeCount.get(facility, bed)) {
+          audit(by, before, null, { facility, bed })
+          return unlisted ? 'unlisted' : 'occupied'
+        }
         const unseen = unsee.run(key, bed).changes > 0
         unstate.run(key, bed)
+        // A bed known only from its stays was on the board, not on the list: its record is the bed.
+        audit(by, before ?? (unseen ? { facility, bed } : null), null, { facility, bed })
         return unlisted || unseen ? 'removed' : 'unknown'
       })
       .immediate()

@@ -1,6 +1,6 @@
 import type { Principal } from '../../domain/principal.js'
-import type { AuditChange, AuditLog } from './audit.js'
-import { changeEvents, type FeedLog, recordTexts } from './feed.js'
+import type { AuditLog } from './audit.js'
+import { changeEvents, type FeedLog, type RecordChange, recordTexts } from './feed.js'
 
 export interface ChangeLogs {
   audit: AuditLog
@@ -13,7 +13,7 @@ export interface ChangeLogs {
  * one timestamp, so they commit or roll back with it and never disagree. A change that moves the
  * record to another facility is one entry and one event per side (changeEvents), for any record.
  */
-export function logChange(logs: ChangeLogs, actor: Principal, change: AuditChange, at: number): void {
+export function logChange(logs: ChangeLogs, actor: Principal, change: RecordChange, at: number): void {
   // The record's JSON is written once and stored in both logs.
   const texts = recordTexts(change)
   logs.audit.append(actor, change, at, texts)

@@ -74,7 +74,7 @@ export interface RecordTexts {
   after: string | null
 }
 
-export function recordTexts(change: RecordChange): RecordTexts {
+export function recordTexts(change: Pick<RecordChange, 'before' | 'after'>): RecordTexts {
   return {
     before: change.before === null ? null : JSON.stringify(change.before),
     after: change.after === null ? null : JSON.stringify(change.after),

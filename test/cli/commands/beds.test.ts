@@ -195,3 +195,98 @@ t.test("the CLI acts as the user's uid when the system has no name for it (a con
     'a named user by name',
   )
 })
+
+/** The audit log's entries about the list of beds, in plain SQL: the oracle. */
+function bedAuditRows(database: string) {
+  const db = openDatabase(database)
+  try {
+    return db
+      .prepare(
+        "SELECT account, facility, record_id, operation, before, after FROM audit_log WHERE resource = 'beds' ORDER BY seq",
+      )
+      .all()
+  } finally {
+    db.close()
+  }
+}
+
+t.test(
+  'every change of the list of beds is an audit entry of the operator; one that changes nothing is none',
+  async (t) => {
+    const database = join(t.testdir(), 'facility.db')
+    const app = await buildApp(defaultConfig({ DATABASE_PATH: database, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 }))
+    t.teardown(() => app.close())
+    const writeA = app.tokens.create({ account: 'nurse-a', role: 'write', facility: 'A', label: 'w' }).token
+    const adminA = app.tokens.create({ account: 'admin-a', role: 'admin', facility: 'A', label: 'a' }).token
+    const adminB = app.tokens.create({ account: 'admin-b', role: 'admin', facility: 'B', label: 'b' }).token
+    const account = `cli:${operatingUser()}`
+    const admit = (bed: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/ward-occupants',
+        headers: bearer(writeA),
+        payload: { encounter: `e-${bed}`, bed, occupiedBy: 'p' },
+      })
+
+    for (const args of [
+      ['add', '--facility', 'A', '--room', 'R-1', '--bed', 'B-1'],
+      ['add', '--facility', 'A', '--room', 'R-1', '--bed', 'B-1'],
+      ['add', '--facility', 'A', '--room', 'R-2', '--bed', 'B-1'],
+      ['add', '--facility', 'A', '--bed', 'B-2'],
+    ])
+      t.equal((await beds(database, args)).code, 0, args.join(' '))
+    await admit('B-2')
+    const discharged = await admit('B-3')
+    await app.inject({
+      method: 'PATCH',
+      url: `/ward-occupants/${discharged.json().id}`,
+      headers: bearer(writeA),
+      payload: { discharge: true },
+    })
+    for (const args of [
+      ['remove', '--facility', 'A', '--bed', 'B-1'],
+      ['remove', '--facility', 'A', '--bed', 'B-2'],
+      ['remove', '--facility', 'A', '--bed', 'B-3'],
+    ])
+      t.equal((await beds(database, args)).code, 0, args.join(' '))
+    t.equal((await beds(database, ['remove', '--facility', 'A', '--bed', 'B-9'])).code, 1, 'unknown: nothing to log')
+    t.equal((await beds(database, ['remove', '--facility', 'A', '--bed', 'B-2'])).code, 1, 'occupied, no longer listed')
+
+    const row = (operation: string, bed: string, before: object | null, after: object | null) => ({
+      account,
+      facility: 'A',
+      record_id: bed,
+      operation,
+      before: before === null ? null : JSON.stringify(before),
+      after: after === null ? null : JSON.stringify(after),
+    })
+    t.same(bedAuditRows(database), [
+      row('create', 'B-1', null, { facility: 'A', bed: 'B-1', room: 'R-1' }),
+      row('patch', 'B-1', { facility: 'A', bed: 'B-1', room: 'R-1' }, { facility: 'A', bed: 'B-1', room: 'R-2' }),
+      row('create', 'B-2', null, { facility: 'A', bed: 'B-2' }),
+      row('delete', 'B-1', { facility: 'A', bed: 'B-1', room: 'R-2' }, null),
+      row('delete', 'B-2', { facility: 'A', bed: 'B-2' }, null),
+      row('delete', 'B-3', { facility: 'A', bed: 'B-3' }, null),
+    ])
+
+    const audit = async (token: string) =>
+      (await app.inject({ url: '/audit?resource=beds', headers: bearer(token) })).json().entries as {
+        recordId: string
+        operation: string
+        account: string
+      }[]
+    t.same(
+      (await audit(adminA)).map((e) => [e.operation, e.recordId, e.account]),
+      [
+        ['create', 'B-1', account],
+        ['patch', 'B-1', account],
+        ['create', 'B-2', account],
+        ['delete', 'B-1', account],
+        ['delete', 'B-2', account],
+        ['delete', 'B-3', account],
+      ],
+      "GET /audit shows the facility's admin",
+    )
+    t.same(await audit(adminB), [], "and not another facility's")
+  },
+)
