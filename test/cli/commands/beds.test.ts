@@ -1,11 +1,12 @@
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { buildApp } from '../../../app.js'
 import { operatingUser } from '../../../cli/commands/beds.js'
 import type { CliIo } from '../../../cli/io.js'
 import { runCli } from '../../../cli/run.js'
 import { defaultConfig } from '../../../config.js'
 import { openDatabase } from '../../../db/connection.js'
+import type { Role } from '../../../domain/principal.js'
 import { bearer } from '../../helper.js'
 
 async function beds(database: string, args: string[]) {
@@ -26,13 +27,21 @@ function keptRows(database: string) {
   }
 }
 
-t.test('beds add|list|remove keep the beds that were never occupied, shown free on the board', async (t) => {
+/** A server on a database file of the test's, which the CLI changes beside it; `token` makes its tokens. */
+async function wardOnFile(t: Test) {
   const database = join(t.testdir(), 'facility.db')
   const app = await buildApp(defaultConfig({ DATABASE_PATH: database, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 }))
   t.teardown(() => app.close())
-  const readA = app.tokens.create({ account: 'viewer-a', role: 'read', facility: 'A', label: 'a' }).token
-  const readB = app.tokens.create({ account: 'viewer-b', role: 'read', facility: 'B', label: 'b' }).token
-  const writeA = app.tokens.create({ account: 'nurse-a', role: 'write', facility: 'A', label: 'w' }).token
+  const token = (account: string, role: Role, facility: string) =>
+    app.tokens.create({ account, role, facility, label: account }).token
+  return { database, app, token }
+}
+
+t.test('beds add|list|remove keep the beds that were never occupied, shown free on the board', async (t) => {
+  const { database, app, token } = await wardOnFile(t)
+  const readA = token('viewer-a', 'read', 'A')
+  const readB = token('viewer-b', 'read', 'B')
+  const writeA = token('nurse-a', 'write', 'A')
   const bedsOf = async (token: string) =>
     (await app.inject({ url: '/beds', headers: bearer(token) })).json().beds as { bed: string; room?: string }[]
 
@@ -213,12 +222,10 @@ function bedAuditRows(database: string) {
 t.test(
   'every change of the list of beds is an audit entry of the operator; one that changes nothing is none',
   async (t) => {
-    const database = join(t.testdir(), 'facility.db')
-    const app = await buildApp(defaultConfig({ DATABASE_PATH: database, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 0 }))
-    t.teardown(() => app.close())
-    const writeA = app.tokens.create({ account: 'nurse-a', role: 'write', facility: 'A', label: 'w' }).token
-    const adminA = app.tokens.create({ account: 'admin-a', role: 'admin', facility: 'A', label: 'a' }).token
-    const adminB = app.tokens.create({ account: 'admin-b', role: 'admin', facility: 'B', label: 'b' }).token
+    const { database, app, token } = await wardOnFile(t)
+    const writeA = token('nurse-a', 'write', 'A')
+    const adminA = token('admin-a', 'admin', 'A')
+    const adminB = token('admin-b', 'admin', 'B')
     const account = `cli:${operatingUser()}`
     const admit = (bed: string) =>
       app.inject({
