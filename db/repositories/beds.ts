@@ -15,6 +15,17 @@ export interface BedState extends StateFields {
   lastDischarged?: WardOccupant
 }
 
+/** A bed as the audit records a change of the list: as listed, and the housekeeping state a removal took away. */
+type BedRecord = KeptBed & { housekeeping?: Housekeeping }
+
+/** A bed's housekeeping state as the audit records it (`facility-service beds state`, PUT /beds/:bed/state, A20). */
+interface Housekeeping {
+  state: string
+  since: number
+  setBy: string
+  note?: string
+}
+
 /** Who changes the list of beds, and the audit log their change goes to. */
 export interface ListChangedBy {
   actor: Principal
@@ -70,6 +81,16 @@ export function createBedRepository(db: Database, expectedHours = 24) {
   const unkeep = db.prepare('DELETE FROM kept_beds WHERE facility = ? AND bed = ?')
   const unsee = db.prepare('DELETE FROM seen_beds WHERE facility = ? AND bed = ?')
   const unstate = db.prepare('DELETE FROM bed_states WHERE facility = ? AND bed = ?')
+  const housekeepingRow = db.prepare<
+    [string, string],
+    { state: string; since: number; setBy: string; note: string | null }
+  >(`SELECT state, since, set_by AS setBy, note FROM bed_states WHERE facility = ? AND bed = ?`)
+  function housekeepingOf(facility: string, bed: string): Housekeeping | undefined {
+    const row = housekeepingRow.get(facility, bed)
+    if (row === undefined) return undefined
+    const { note, ...state } = row
+    return note === null ? state : { ...state, note }
+  }
   const activeCount = db
     .prepare<[string | null, string], number>(
       'SELECT count(*) FROM ward_occupants WHERE facility IS ? AND bed = ? AND discharged_at IS NULL',
@@ -127,10 +148,15 @@ export function createBedRepository(db: Database, expectedHours = 24) {
   }
 
   /** One audit entry (resource `beds`, the bed as its record) for a change of the list, if it changed. */
-  function audit(by: ListChangedBy | undefined, before: KeptBed | null, after: KeptBed | null, bed: KeptBed): void {
+  function audit(
+    by: ListChangedBy | undefined,
+    change: { before: BedRecord | null; after: BedRecord | null; bed: KeptBed; at: number },
+  ): void {
+    const { before, after, bed, at } = change
     if (by === undefined || JSON.stringify(before) === JSON.stringify(after)) return
     const operation = before === null ? 'create' : after === null ? 'delete' : 'patch'
-    by.audit.append(by.actor, { resource: 'beds', recordId: bed.bed, facility: bed.facility, operation, before, after })
+    const entry = { resource: 'beds', recordId: bed.bed, facility: bed.facility, operation, before, after } as const
+    by.audit.append(by.actor, entry, at)
   }
 
   /**
@@ -143,7 +169,7 @@ export function createBedRepository(db: Database, expectedHours = 24) {
       .transaction(() => {
         const before = listed(bed.facility, bed.bed)
         keep.run(facility, bed.bed, bed.room ?? null, now)
-        audit(by, before, listed(bed.facility, bed.bed), bed)
+        audit(by, { before, after: listed(bed.facility, bed.bed), bed, at: now })
         return before === null
       })
       .immediate()
@@ -151,14 +177,16 @@ export function createBedRepository(db: Database, expectedHours = 24) {
 
   /**
    * Takes a bed off the board (the list, the beds seen, its housekeeping state): 'removed'; or
-   * 'unknown' when it was on neither. A bed with an active stay stays on the board: it is only
+   * 'unknown' when it had none of them. A bed with an active stay stays on the board: it is only
    * taken off the list ('unlisted'), or, not listed, left alone ('occupied'). A later admission
-   * into a removed bed lists it again.
+   * into a removed bed lists it again. `by`: as for `add`; the entry's record is the bed as listed
+   * (or `{facility, bed}`), with the housekeeping state the removal took away.
    */
   function remove(
     facility: string | null,
     bed: string,
     by?: ListChangedBy,
+    now = Date.now(),
   ): 'removed' | 'unlisted' | 'occupied' | 'unknown' {
     const key = facility ?? NO_FACILITY
     return db
@@ -166,14 +194,18 @@ export function createBedRepository(db: Database, expectedHours = 24) {
         const before = listed(facility, bed)
         const unlisted = unkeep.run(key, bed).changes > 0
         if (activeCount.get(facility, bed)) {
-          audit(by, before, null, { facility, bed })
+          audit(by, { before, after: null, bed: { facility, bed }, at: now })
           return unlisted ? 'unlisted' : 'occupied'
         }
+        const housekeeping = housekeepingOf(key, bed)
         const unseen = unsee.run(key, bed).changes > 0
         unstate.run(key, bed)
-        // A bed known only from its stays was on the board, not on the list: its record is the bed.
-        audit(by, before ?? (unseen ? { facility, bed } : null), null, { facility, bed })
-        return unlisted || unseen ? 'removed' : 'unknown'
+        // A bed known only from its stays, or only by its housekeeping state, was on the board but
+        // not on the list: its record is the bed; the state it held goes with it, so it is recorded.
+        const board = unlisted || unseen || housekeeping !== undefined ? (before ?? { facility, bed }) : null
+        const record = board && housekeeping ? { ...board, housekeeping } : board
+        audit(by, { before: record, after: null, bed: { facility, bed }, at: now })
+        return record === null ? 'unknown' : 'removed'
       })
       .immediate()
   }

@@ -297,3 +297,84 @@ t.test(
     t.same(await audit(adminB), [], "and not another facility's")
   },
 )
+
+t.test(
+  'the audit of the list: beds without a facility, a cleared room, a listed bed with a past, a state removed with its bed',
+  async (t) => {
+    const { database, app, token } = await wardOnFile(t)
+    const writeA = token('nurse-a', 'write', 'A')
+    const stay = async (bed: string) => {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/ward-occupants',
+        headers: bearer(writeA),
+        payload: { encounter: `e-${bed}`, bed, occupiedBy: 'p', facility: 'A' },
+      })
+      return res.json().id as string
+    }
+    const run = async (args: string[]) => t.equal((await beds(database, args)).code, 0, args.join(' '))
+
+    await run(['add', '--room', 'R-0', '--bed', 'N-1'])
+    await run(['add', '--bed', 'N-1'])
+    await run(['remove', '--bed', 'N-1'])
+    await run(['add', '--facility', 'A', '--room', 'R-4', '--bed', 'B-4'])
+    const past = await stay('B-4')
+    await app.inject({
+      method: 'PATCH',
+      url: `/ward-occupants/${past}`,
+      headers: bearer(writeA),
+      payload: { discharge: true },
+    })
+    await run(['remove', '--facility', 'A', '--bed', 'B-4'])
+    const mistyped = await stay('B-5')
+    await app.inject({
+      method: 'PATCH',
+      url: `/ward-occupants/${mistyped}`,
+      headers: bearer(writeA),
+      payload: { discharge: true },
+    })
+    await run(['state', '--facility', 'A', '--bed', 'B-5', '--state', 'cleaning', '--note', 'after a spill'])
+    // The stay removed (a mistyped bed): the bed leaves the ward's beds, its housekeeping state stays.
+    t.equal(
+      (await app.inject({ method: 'DELETE', url: `/ward-occupants/${mistyped}`, headers: bearer(writeA) })).statusCode,
+      200,
+    )
+    t.same((await beds(database, ['remove', '--facility', 'A', '--bed', 'B-5'])).out, ['removed bed B-5'])
+
+    const rows = (
+      bedAuditRows(database) as {
+        facility: string | null
+        record_id: string
+        operation: string
+        before: string | null
+        after: string | null
+      }[]
+    ).map((row) => ({ ...row, before: JSON.parse(row.before ?? 'null'), after: JSON.parse(row.after ?? 'null') }))
+    t.match(rows, [
+      {
+        facility: null,
+        record_id: 'N-1',
+        operation: 'create',
+        before: null,
+        after: { facility: null, bed: 'N-1', room: 'R-0' },
+      },
+      { facility: null, record_id: 'N-1', operation: 'patch', after: { facility: null, bed: 'N-1' } },
+      { facility: null, record_id: 'N-1', operation: 'delete', before: { facility: null, bed: 'N-1' }, after: null },
+      { facility: 'A', record_id: 'B-4', operation: 'create' },
+      { facility: 'A', record_id: 'B-4', operation: 'delete', before: { facility: 'A', bed: 'B-4', room: 'R-4' } },
+      {
+        facility: 'A',
+        record_id: 'B-5',
+        operation: 'delete',
+        before: {
+          facility: 'A',
+          bed: 'B-5',
+          housekeeping: { state: 'cleaning', note: 'after a spill', setBy: /^cli:/ },
+        },
+        after: null,
+      },
+    ])
+    t.equal(rows.length, 6)
+    t.notOk('room' in (rows[1]?.after ?? {}), 'the room cleared')
+  },
+)
