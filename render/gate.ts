@@ -7,9 +7,9 @@ import { createFairQueue } from './fair-queue.js'
  * facility; fair-queue.ts), so one facility's pile of prints delays another's by one print at a
  * time, not by the pile. Each owner may have at most `maxWaiting` renders waiting: past that its
  * next render is refused at once (RENDER_BUSY), since the caller is better served by a retry later
- * than by a wait no client would sit through, the waiting renders' data in memory stays bounded,
- * and a facility that fills its own places refuses only its own prints. A render whose caller gave
- * up (`signal`) leaves the queue and never runs.
+ * than by a wait no client would sit through, the waiting renders' data in memory stays bounded for
+ * each owner, and a facility that fills its own places refuses only its own prints. A render whose
+ * caller gave up (`signal`) leaves the queue and never runs.
  */
 export interface Gate {
   run<T>(task: () => Promise<T>, options?: { owner?: string; signal?: AbortSignal | undefined }): Promise<T>
