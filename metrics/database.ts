@@ -48,7 +48,7 @@ export function instrumentDatabase(fastify: FastifyInstance, registry: Registry)
   })
   const commitSeconds = new Histogram({
     name: 'facility_service_write_commit_duration_seconds',
-    help: 'time from BEGIN of a batch until it is durable (its fsync returned): what every write waits',
+    help: 'time from BEGIN of a batch until it is durable (its fsync returned): what each of its writes waits, besides the sync of the batch before for a write that came while that one ran',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers,
   })
