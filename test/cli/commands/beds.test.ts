@@ -27,6 +27,16 @@ function keptRows(database: string) {
   }
 }
 
+/** Discharges a stay through the API, as a ward would. */
+function discharge(app: Awaited<ReturnType<typeof buildApp>>, token: string, id: string) {
+  return app.inject({
+    method: 'PATCH',
+    url: `/ward-occupants/${id}`,
+    headers: bearer(token),
+    payload: { discharge: true },
+  })
+}
+
 /** A server on a database file of the test's, which the CLI changes beside it; `token` makes its tokens. */
 async function wardOnFile(t: Test) {
   const database = join(t.testdir(), 'facility.db')
@@ -180,12 +190,7 @@ t.test('beds remove takes off any bed without an active stay, listed or not', as
   const refused = await beds(database, ['remove', '--facility', 'A', '--bed', 'B-X'])
   t.equal(refused.code, 1)
   t.match(refused.err, /bed B-X in A has an active stay/)
-  await app.inject({
-    method: 'PATCH',
-    url: `/ward-occupants/${admitted.json().id}`,
-    headers: bearer(writeA),
-    payload: { discharge: true },
-  })
+  await discharge(app, writeA, admitted.json().id)
   t.same((await beds(database, ['remove', '--facility', 'A', '--bed', 'B-X'])).out, ['removed bed B-X'])
   t.same(await bedsOf(), [], 'a bed with a history, never listed, is off the board')
 })
@@ -244,12 +249,7 @@ t.test(
       t.equal((await beds(database, args)).code, 0, args.join(' '))
     await admit('B-2')
     const discharged = await admit('B-3')
-    await app.inject({
-      method: 'PATCH',
-      url: `/ward-occupants/${discharged.json().id}`,
-      headers: bearer(writeA),
-      payload: { discharge: true },
-    })
+    await discharge(app, writeA, discharged.json().id)
     for (const args of [
       ['remove', '--facility', 'A', '--bed', 'B-1'],
       ['remove', '--facility', 'A', '--bed', 'B-2'],
@@ -319,20 +319,10 @@ t.test(
     await run(['remove', '--bed', 'N-1'])
     await run(['add', '--facility', 'A', '--room', 'R-4', '--bed', 'B-4'])
     const past = await stay('B-4')
-    await app.inject({
-      method: 'PATCH',
-      url: `/ward-occupants/${past}`,
-      headers: bearer(writeA),
-      payload: { discharge: true },
-    })
+    await discharge(app, writeA, past)
     await run(['remove', '--facility', 'A', '--bed', 'B-4'])
     const mistyped = await stay('B-5')
-    await app.inject({
-      method: 'PATCH',
-      url: `/ward-occupants/${mistyped}`,
-      headers: bearer(writeA),
-      payload: { discharge: true },
-    })
+    await discharge(app, writeA, mistyped)
     await run(['state', '--facility', 'A', '--bed', 'B-5', '--state', 'cleaning', '--note', 'after a spill'])
     // The stay removed (a mistyped bed): the bed leaves the ward's beds, its housekeeping state stays.
     t.equal(
