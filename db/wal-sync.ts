@@ -1,15 +1,6 @@
-import {
-  close,
-  closeSync,
-  existsSync,
-  fdatasync,
-  fstatSync,
-  openSync,
-  readdirSync,
-  realpathSync,
-  statSync,
-} from 'node:fs'
+import { close, closeSync, fdatasync, fstatSync, openSync, realpathSync } from 'node:fs'
 import { promisify } from 'node:util'
+import { openedElsewhere } from './descriptors.js'
 
 /**
  * The fsync of a commit, done off the event loop. With `synchronous=NORMAL` in WAL mode SQLite
@@ -28,21 +19,6 @@ export interface WalSync {
 }
 
 const datasync = promisify(fdatasync)
-
-/** Whether another descriptor of this process is open on the same file (the one SQLite writes). */
-function openedElsewhere(fd: number): boolean {
-  if (!existsSync('/proc/self/fd')) return true // not Linux: nothing to compare with
-  const own = fstatSync(fd)
-  return readdirSync('/proc/self/fd').some((entry) => {
-    if (Number(entry) === fd) return false
-    try {
-      const other = statSync(`/proc/self/fd/${entry}`)
-      return other.dev === own.dev && other.ino === own.ino
-    } catch {
-      return false // closed meanwhile
-    }
-  })
-}
 
 /**
  * The WAL file of the database at `databasePath`, opened now: after a symbolic link, where SQLite

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import { applyBedPolicy, type BedPolicy } from '../db/bed-policy.js'
 import { type Checkpointer, createCheckpointer } from '../db/checkpointer.js'
 import { describeCopy, openDatabase } from '../db/connection.js'
+import { releaseDataVersion } from '../db/data-version.js'
 import { type AuditLog, createAuditLog } from '../db/repositories/audit.js'
 import { createBedStateRepository } from '../db/repositories/bed-states.js'
 import { createBedRepository } from '../db/repositories/beds.js'
@@ -251,6 +252,7 @@ export default fp<DbPluginOptions>(
       await queue.settled()
       await checkpoints?.close()
       db.close()
+      releaseDataVersion(db)
       walSync?.close()
     })
   },

@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process'
+import { readdirSync, readlinkSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
+import { dataVersionOf } from '../../db/data-version.js'
 import { watchCommits } from '../../db/wal-index-header.js'
 import { bearer, buildTestApp } from '../helper.js'
 
@@ -16,13 +18,19 @@ function walFile(t: Test, name: string) {
   return db
 }
 
-t.test('the WAL-index header tells a commit of any connection, and only a commit', async (t) => {
-  const db = walFile(t, 'a.db')
+/** A WAL file and a second connection to it (the CLI's, an admin's shell), both closed at the end. */
+function twoConnections(t: Test, name: string) {
+  const db = walFile(t, name)
   const other = new BetterSqlite3(db.name)
   t.teardown(() => {
     other.close()
     db.close()
   })
+  return { db, other }
+}
+
+t.test('the WAL-index header tells a commit of any connection, and only a commit', async (t) => {
+  const { db, other } = twoConnections(t, 'a.db')
   const watch = watchCommits(db)
   if (!watch) throw new Error('a WAL file has a header to watch')
   t.notOk(watch.unchangedSinceMark(), 'nothing is known before a mark')
@@ -45,6 +53,100 @@ t.test('the WAL-index header tells a commit of any connection, and only a commit
   watch.mark()
   other.prepare('INSERT INTO t VALUES (4)').run()
   t.notOk(watch.unchangedSinceMark(), 'and the next one')
+})
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+
+/**
+ * The connection as dataVersionOf sees it, with a hook around each read of the pragma: `around`
+ * may throw instead of reading, or let another connection commit right after the read.
+ */
+function withPragmaHook(db: BetterSqlite3.Database, around: (read: () => number) => number) {
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === 'prepare')
+        return (sql: string) => {
+          const statement = target.prepare(sql)
+          if (sql !== 'PRAGMA data_version') return statement
+          const plucked = statement.pluck()
+          return { pluck: () => ({ get: () => around(() => plucked.get() as number) }) }
+        }
+      const value = Reflect.get(target, key, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+t.test('a read of the pragma that failed leaves nothing remembered: the next request reads it again', async (t) => {
+  const { db, other } = twoConnections(t, 'fail.db')
+  let fail = false
+  const read = dataVersionOf(
+    withPragmaHook(db, (real) => {
+      if (fail) throw new Error('SQLITE_IOERR (made up)')
+      return real()
+    }),
+  )
+  const before = read()
+  await nextTurn()
+  t.equal(read(), before, 'nothing committed')
+  other.prepare('INSERT INTO t VALUES (1)').run()
+  await nextTurn()
+  fail = true
+  t.throws(() => read(), /made up/)
+  fail = false
+  await nextTurn()
+  t.not(read(), before, 'the commit is seen once the pragma answers again')
+})
+
+t.test('a commit right after the pragma was read is seen by the next request', async (t) => {
+  const { db, other } = twoConnections(t, 'race.db')
+  let commitAfterRead = false
+  const read = dataVersionOf(
+    withPragmaHook(db, (real) => {
+      const value = real()
+      if (commitAfterRead) other.prepare('INSERT INTO t VALUES (1)').run()
+      return value
+    }),
+  )
+  read()
+  other.prepare('INSERT INTO t VALUES (0)').run() // the next request must read the pragma
+  await nextTurn()
+  commitAfterRead = true
+  const before = read()
+  commitAfterRead = false
+  await nextTurn()
+  t.not(read(), before, 'the commit that landed after the read')
+})
+
+t.test('inside a transaction the pragma is read and not remembered', async (t) => {
+  const { db, other } = twoConnections(t, 'inside.db')
+  const read = dataVersionOf(db)
+  const before = read()
+  await nextTurn()
+  db.exec('BEGIN')
+  db.prepare('SELECT count(*) FROM t').get() // the transaction's snapshot starts here
+  other.prepare('INSERT INTO t VALUES (1)').run()
+  t.equal(read(), before, "the transaction's snapshot")
+  await nextTurn()
+  db.exec('COMMIT')
+  t.not(read(), before, 'the file as it is, once the transaction ended')
+})
+
+t.test('closing the server gives back its descriptor of the -shm file', async (t) => {
+  const path = join(t.testdir(), 'closed.db')
+  const { app, tokens } = await buildTestApp(t, { DATABASE_PATH: path })
+  t.equal((await app.inject({ url: '/ward-occupants', headers: bearer(tokens.read) })).statusCode, 200)
+  const shmOpen = () =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).startsWith(`${path}-shm`)
+      } catch {
+        return false
+      }
+    }).length
+  t.ok(shmOpen() >= 2, "SQLite's and the watch's")
+  await app.close()
+  t.equal(shmOpen(), 0)
 })
 
 t.test('no header to watch: in memory, a rollback journal, exclusive locking', async (t) => {
