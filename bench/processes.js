@@ -64,9 +64,9 @@ export function cpuNanosOf(pid) {
   }
 }
 
-function startChild(label, args, env, { echo = false } = {}) {
+function startChild(label, args, env, { echo = false, cwd = ROOT } = {}) {
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -127,10 +127,11 @@ async function waitUntil(ready, proc, what) {
 /**
  * Starts the compiled service on its own database and a free port, with the rate limit off and
  * Node's flags of `npm start`.
+ * `cwd`: the tree whose dist/ runs (bench/ab.js starts an older build from a worktree of its own).
  * LOG_LEVEL defaults to warn: at info, pino writes two lines per request, which the bench would
  * then measure as much as the service (production may well run at warn; see docs/PERFORMANCE.md).
  */
-export async function startService({ database, logLevel, nodeArgs = [], env = {}, echo = false }) {
+export async function startService({ database, logLevel, nodeArgs = [], env = {}, echo = false, cwd = ROOT }) {
   const port = await freePort()
   const proc = startChild(
     'service',
@@ -144,7 +145,7 @@ export async function startService({ database, logLevel, nodeArgs = [], env = {}
       RATE_LIMIT_MAX: '0',
       ...env,
     },
-    { echo },
+    { echo, cwd },
   )
   const url = `http://127.0.0.1:${port}`
   await waitUntil(async () => (await fetch(`${url}/health`)).ok, proc, 'the service')

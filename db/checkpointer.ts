@@ -30,6 +30,7 @@ import {
   type CheckpointWorkerData,
   SIGNAL,
 } from './checkpoint-protocol.js'
+import { endReadSnapshot, inWriteTransaction } from './data-version.js'
 
 export interface CheckpointDone {
   /** Frames in the WAL, and how many of them are back in the database file. */
@@ -92,7 +93,8 @@ export function createCheckpointer(db: Database, opts: CheckpointerOptions): Che
   }
 
   function catchUp(): void {
-    if (!db.open || db.inTransaction) return
+    if (!db.open || inWriteTransaction(db)) return
+    endReadSnapshot(db) // a checkpoint cannot run inside a transaction, a read one included
     let row: CheckpointRow | undefined
     try {
       // Busy while the worker's last checkpoint still runs: tried again after the next commit.

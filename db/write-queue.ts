@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3'
+import { endReadSnapshot } from './data-version.js'
 import { trackDurableCommits } from './durable-commits.js'
 import { withStatementJournalsInMemory } from './statement-journals.js'
 import { type StorageState, storageError, storageFaultOf, syncFailedError } from './storage-faults.js'
@@ -145,6 +146,7 @@ export function createWriteQueue(db: Database, opts: WriteQueueOptions): WriteQu
     const outcomes: (Outcome | undefined)[] = []
     let todo = jobs.map((_, i) => i)
     for (;;) {
+      endReadSnapshot(db) // reads of this turn must not hold the writes up
       begin.run()
       const changesAtBegin = totalChanges.get()
       let failedMidway = false

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import { applyBedPolicy, type BedPolicy } from '../db/bed-policy.js'
 import { type Checkpointer, createCheckpointer } from '../db/checkpointer.js'
 import { describeCopy, openDatabase } from '../db/connection.js'
-import { releaseDataVersion } from '../db/data-version.js'
+import { endReadSnapshot, releaseDataVersion } from '../db/data-version.js'
 import { type AuditLog, createAuditLog } from '../db/repositories/audit.js'
 import { createBedStateRepository } from '../db/repositories/bed-states.js'
 import { createBedRepository } from '../db/repositories/beds.js'
@@ -99,6 +99,7 @@ function backgroundSync(db: Database, log: FastifyInstance['log']): WalSync | un
  */
 function committedDurably(db: Database, tokens: TokenRepository): TokenRepository {
   function durably<T>(change: () => T): T {
+    endReadSnapshot(db) // its own commit, now, not the snapshot's at the end of the turn
     if (db.pragma('synchronous', { simple: true }) === 2) return change()
     db.pragma('synchronous = FULL')
     try {

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3'
-import { dataVersionOf } from '../data-version.js'
+import { dataVersionOf, endReadSnapshot } from '../data-version.js'
 
 export interface BlockedAccount {
   account: string
@@ -43,11 +43,13 @@ export function createBlockedAccounts(db: Database) {
     /** False when the account was blocked already. */
     block(account: string, reason: string | null = null, now = Date.now()): boolean {
       version = undefined // this connection's own commit does not change its data_version
+      endReadSnapshot(db)
       return insert.run(account, now, reason).changes === 1
     },
     /** False when the account was not blocked. */
     unblock(account: string): boolean {
       version = undefined
+      endReadSnapshot(db)
       return remove.run(account).changes === 1
     },
     list(): BlockedAccount[] {

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3'
-
 import type { FeedAction, FeedResource } from '../../schemas/events.js'
+import { endReadSnapshot, inWriteTransaction } from '../data-version.js'
 
 export type { FeedAction, FeedResource }
 
@@ -192,7 +192,11 @@ export function createFeedLog(db: Database) {
     between: (from: number, through: number, limit: number): FeedEvent[] =>
       after.all(from, through, limit).map(toEvent),
     /** Inside a write transaction (the write queue's) or on its own. */
-    prune: (before: number): number => (db.inTransaction ? prune(before) : prune.immediate(before)),
+    prune(before: number): number {
+      if (inWriteTransaction(db)) return prune(before)
+      endReadSnapshot(db)
+      return prune.immediate(before)
+    },
   }
 }
 

@@ -3,6 +3,7 @@ import { NotFoundError } from '../../domain/errors.js'
 import type { NewNotification } from '../../domain/ward-events.js'
 import { newId } from '../../lib/ids.js'
 import { DIRECTIONS, type Notification } from '../../schemas/notifications.js'
+import { endReadSnapshot, inWriteTransaction } from '../data-version.js'
 
 export type { NewNotification }
 
@@ -246,15 +247,18 @@ export function createNotificationRepository(db: Database, options: Notification
   }
 
   return {
-    create: (input: NewNotification): Notification =>
-      db.inTransaction ? insertNotification(input) : createAlone.immediate(input),
+    create(input: NewNotification): Notification {
+      if (inWriteTransaction(db)) return insertNotification(input)
+      endReadSnapshot(db)
+      return createAlone.immediate(input)
+    },
     get: (viewer: Viewer, id: string): Notification => shown(viewer, toRecord(visibleRow(viewer, id))),
     list: (viewer: Viewer, query: Record<string, unknown>) => listPage(viewer, query),
     /** The list as JSON text when the inbox answers it (no filter, time order, whole records); else null. */
     listJson: (viewer: Viewer, query: Record<string, unknown>): JsonPage | null =>
       // Inside a caller's open transaction the page may hold changes that are then rolled back
       // (which leave the database's counters moved on as if they stayed): never remembered.
-      jsonPage(viewer, query, !db.inTransaction),
+      jsonPage(viewer, query, !inWriteTransaction(db)),
     /** How many notifications matching the query's filters the viewer has not marked seen. */
     unseenCount(viewer: Viewer, query: Record<string, unknown>): number {
       const { base, parsed } = listFor(viewer, { ...query, $unseen: 'true', $limit: '0', $skip: '0' })

@@ -6,7 +6,9 @@ import BetterSqlite3 from 'better-sqlite3'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import { dataVersionOf } from '../../db/data-version.js'
+import { StorageState } from '../../db/storage-faults.js'
 import { watchCommits } from '../../db/wal-index-header.js'
+import { createWriteQueue } from '../../db/write-queue.js'
 import { bearer, buildTestApp } from '../helper.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25)
@@ -132,6 +134,35 @@ t.test('inside a transaction the pragma is read and not remembered', async (t) =
   t.not(read(), before, 'the file as it is, once the transaction ended')
 })
 
+t.test("the turn's read snapshot: requests read in it while it is the file, and it ends with the turn", async (t) => {
+  const { db, other } = twoConnections(t, 'snapshot.db')
+  const read = dataVersionOf(db)
+  const rows = db.prepare('SELECT count(*) FROM t').pluck()
+  const first = read()
+  t.ok(db.inTransaction, 'the first request of a turn opens it')
+  t.equal(rows.get(), 0)
+  other.prepare('INSERT INTO t VALUES (1)').run()
+  await Promise.resolve() // the next request, in the same turn
+  t.not(read(), first, "another connection's commit, seen by the next request")
+  t.equal(rows.get(), 1, 'which reads in a snapshot that has the row')
+  await nextTurn()
+  t.notOk(db.inTransaction, 'the turn ended it: no read lock held while the server waits')
+})
+
+t.test('the write queue ends the read snapshot before its own transaction', async (t) => {
+  const { db, other } = twoConnections(t, 'queue.db')
+  const queue = createWriteQueue(db, { storage: new StorageState(), busyTimeoutMs: 1000 })
+  const waits: string[] = []
+  queue.onBusy((event) => waits.push(event.state))
+  const read = dataVersionOf(db)
+  const write = queue.run(() => db.prepare('INSERT INTO t VALUES (2)').run().changes)
+  read() // opened after the write was queued: it is still open when the batch runs
+  other.prepare('INSERT INTO t VALUES (3)').run() // a write inside the snapshot could not commit now
+  t.equal(await write, 1)
+  t.same(waits, [], 'at once: no lock wait (BEGIN IMMEDIATE inside the snapshot would meet one)')
+  t.equal(other.prepare('SELECT count(*) FROM t').pluck().get(), 2, 'both rows, committed')
+})
+
 t.test('closing the server gives back its descriptor of the -shm file', async (t) => {
   const path = join(t.testdir(), 'closed.db')
   const { app, tokens } = await buildTestApp(t, { DATABASE_PATH: path })
@@ -194,6 +225,9 @@ t.test('property: a token answers as another connection last left it, whatever c
           if (s === 'restore') other.prepare('UPDATE tokens SET revoked_at = NULL WHERE id = ?').run(info.tokenId)
           if (s === 'other-commit')
             other.prepare("UPDATE tokens SET label = 'x' || random() WHERE id = ?").run(info.tokenId)
+          // Another process checkpoints between the server's turns: in this thread, a checkpoint
+          // that waited for the turn's read snapshot to end would wait for its busy timeout.
+          if (s === 'checkpoint' || s === 'truncate') await nextTurn()
           if (s === 'checkpoint') other.pragma('wal_checkpoint(PASSIVE)')
           if (s === 'truncate') other.pragma('wal_checkpoint(TRUNCATE)')
           if (s === 'own-commit') {
