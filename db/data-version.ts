@@ -73,6 +73,17 @@ function stateOf(db: Database): ConnectionState {
     current = undefined
   }
 
+  // While the snapshot is open the connection refuses to write: a write that did not end it first
+  // (every write must) fails at once rather than being committed at the turn's end, unsynced. A
+  // flag pragma takes effect when compiled, so each change is compiled anew.
+  const readOnly = (on: boolean) => {
+    try {
+      db.exec(`PRAGMA query_only = ${on ? 1 : 0}`)
+    } catch {
+      // a closed connection: nothing to write to
+    }
+  }
+
   const state: ConnectionState = {
     read,
     commits,
@@ -80,6 +91,7 @@ function stateOf(db: Database): ConnectionState {
     endSnapshot() {
       if (!state.snapshot) return
       state.snapshot = false
+      readOnly(false)
       if (!db.inTransaction) return
       // A read transaction has nothing to lose: whatever ends it (a damaged page found on the way
       // out) is left for the statements that read it to report, never thrown from the turn's end.
@@ -100,6 +112,7 @@ function stateOf(db: Database): ConnectionState {
     commits?.mark()
     begin.run()
     state.snapshot = true
+    readOnly(true)
     setImmediate(state.endSnapshot)
     try {
       last = readPragma(pragma)

@@ -51,6 +51,12 @@ export function withTokenCache(db: Database, tokens: TokenRepository): TokenRepo
   return {
     ...tokens,
     check,
+    // A read of its own (a stream's ticket, the feed's token check): the turn's read snapshot must
+    // be the file's before it reads (db/data-version.ts).
+    get(...args: Parameters<TokenRepository['get']>) {
+      dataVersion()
+      return tokens.get(...args)
+    },
     create(...args: Parameters<TokenRepository['create']>) {
       accepted.clear()
       return tokens.create(...args)

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import { applyBedPolicy, type BedPolicy } from '../db/bed-policy.js'
 import { type Checkpointer, createCheckpointer } from '../db/checkpointer.js'
 import { describeCopy, openDatabase } from '../db/connection.js'
-import { endReadSnapshot, releaseDataVersion } from '../db/data-version.js'
+import { dataVersionOf, endReadSnapshot, releaseDataVersion } from '../db/data-version.js'
 import { type AuditLog, createAuditLog } from '../db/repositories/audit.js'
 import { createBedStateRepository } from '../db/repositories/bed-states.js'
 import { createBedRepository } from '../db/repositories/beds.js'
@@ -241,6 +241,14 @@ export default fp<DbPluginOptions>(
     fastify.decorate('repos', repos)
     fastify.decorate('tokens', repos.tokens)
     fastify.decorate('audit', repos.audit)
+    // Every request reads in a snapshot that is the file as the request arrives (db/data-version.ts):
+    // asked first, before any other hook reads (a stream's ticket, a sign-in), not only by the
+    // token check.
+    const dataVersion = dataVersionOf(db)
+    fastify.addHook('onRequest', function readsFromNow(_request, _reply, done) {
+      dataVersion()
+      done()
+    })
     // Whatever the connection read may come from a commit whose sync is still running: no answer
     // leaves before it is on disk (only answers sent between a commit and its sync ever wait).
     fastify.addHook('onSend', function answerWhenDurable(request, _reply, payload, done) {

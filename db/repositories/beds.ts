@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3'
 import type { Principal } from '../../domain/principal.js'
 import type { WardOccupant } from '../../schemas/ward-occupants.js'
+import { endReadSnapshot } from '../data-version.js'
 import type { AuditLog } from './audit.js'
 import { createBedStateReads, NO_FACILITY, type StateFields } from './bed-state-reads.js'
 import { toRecord, type WardOccupantRow } from './ward-occupants.js'
@@ -165,6 +166,7 @@ export function createBedRepository(db: Database, expectedHours = 24) {
    */
   function add(bed: KeptBed, now = Date.now(), by?: ListChangedBy): boolean {
     const facility = bed.facility ?? NO_FACILITY
+    endReadSnapshot(db) // its own transaction, committed when it returns
     return db
       .transaction(() => {
         const before = listed(bed.facility, bed.bed)
@@ -189,6 +191,7 @@ export function createBedRepository(db: Database, expectedHours = 24) {
     now = Date.now(),
   ): 'removed' | 'unlisted' | 'occupied' | 'unknown' {
     const key = facility ?? NO_FACILITY
+    endReadSnapshot(db) // its own transaction, committed when it returns
     return db
       .transaction(() => {
         const before = listed(facility, bed)
