@@ -7,6 +7,7 @@ interface ConnectionState {
   /** A read transaction of ours is open (see below). */
   snapshot: boolean
   endSnapshot: () => void
+  strayWrites: Set<() => void>
 }
 
 const states = new WeakMap<Database, ConnectionState>()
@@ -48,6 +49,11 @@ export function inWriteTransaction(db: Database): boolean {
   return db.inTransaction && states.get(db)?.snapshot !== true
 }
 
+/** Calls `listener` when a write ran inside a read snapshot (a defect: it did not end it first). */
+export function onStrayWrite(db: Database, listener: () => void): void {
+  stateOf(db).strayWrites.add(listener)
+}
+
 /** Gives back what `dataVersionOf` holds open for `db`; call after `db.close()`. */
 export function releaseDataVersion(db: Database): void {
   const state = states.get(db)
@@ -73,30 +79,28 @@ function stateOf(db: Database): ConnectionState {
     current = undefined
   }
 
-  // While the snapshot is open the connection refuses to write: a write that did not end it first
-  // (every write must) fails at once rather than being committed at the turn's end, unsynced. A
-  // flag pragma takes effect when compiled, so each change is compiled anew.
-  const readOnly = (on: boolean) => {
-    try {
-      db.exec(`PRAGMA query_only = ${on ? 1 : 0}`)
-    } catch {
-      // a closed connection: nothing to write to
-    }
-  }
+  // A write that did not end the snapshot first (every write must) is committed at the turn's end,
+  // without the write queue's sync: told to `strayWrites` listeners (the server logs it as an
+  // error). Not prevented with `PRAGMA query_only`: setting it expires every prepared statement of
+  // the connection, so each turn would compile them all again.
+  const totalChanges = db.prepare<[], number>('SELECT total_changes()').pluck()
+  let changesAtOpen = 0
 
   const state: ConnectionState = {
     read,
     commits,
     snapshot: false,
+    strayWrites: new Set(),
     endSnapshot() {
       if (!state.snapshot) return
       state.snapshot = false
-      readOnly(false)
       if (!db.inTransaction) return
+      const stray = totalChanges.get() !== changesAtOpen
       // A read transaction has nothing to lose: whatever ends it (a damaged page found on the way
       // out) is left for the statements that read it to report, never thrown from the turn's end.
       try {
         commit.run()
+        if (stray) for (const listener of state.strayWrites) listener()
       } catch {
         try {
           if (db.inTransaction) rollback.run()
@@ -112,7 +116,7 @@ function stateOf(db: Database): ConnectionState {
     commits?.mark()
     begin.run()
     state.snapshot = true
-    readOnly(true)
+    changesAtOpen = totalChanges.get() as number
     setImmediate(state.endSnapshot)
     try {
       last = readPragma(pragma)

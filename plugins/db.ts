@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import { applyBedPolicy, type BedPolicy } from '../db/bed-policy.js'
 import { type Checkpointer, createCheckpointer } from '../db/checkpointer.js'
 import { describeCopy, openDatabase } from '../db/connection.js'
-import { dataVersionOf, endReadSnapshot, releaseDataVersion } from '../db/data-version.js'
+import { dataVersionOf, endReadSnapshot, onStrayWrite, releaseDataVersion } from '../db/data-version.js'
 import { type AuditLog, createAuditLog } from '../db/repositories/audit.js'
 import { createBedStateRepository } from '../db/repositories/bed-states.js'
 import { createBedRepository } from '../db/repositories/beds.js'
@@ -245,6 +245,12 @@ export default fp<DbPluginOptions>(
     // asked first, before any other hook reads (a stream's ticket, a sign-in), not only by the
     // token check.
     const dataVersion = dataVersionOf(db)
+    onStrayWrite(db, () =>
+      fastify.log.error(
+        { file },
+        `${file}: a write ran inside a read transaction; it is committed, but its answer may have left before its sync`,
+      ),
+    )
     fastify.addHook('onRequest', function readsFromNow(_request, _reply, done) {
       dataVersion()
       done()
