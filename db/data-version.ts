@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3'
+import type { Database, Statement, Transaction } from 'better-sqlite3'
 import { type CommitWatch, watchCommits } from './wal-index-header.js'
 
 interface ConnectionState {
@@ -42,6 +42,20 @@ export function dataVersionOf(db: Database): () => number {
 /** Ends the read snapshot of `db`, if one is open: before a write, which must not run inside it. */
 export function endReadSnapshot(db: Database): void {
   states.get(db)?.endSnapshot()
+}
+
+/**
+ * Runs a better-sqlite3 transaction function as a write of its own, outside the write queue: the
+ * read snapshot ended first, then in an IMMEDIATE transaction committed when it returns (a
+ * savepoint inside a write transaction already open).
+ */
+export function writeAlone<F extends (...args: never[]) => unknown>(
+  db: Database,
+  transaction: Transaction<F>,
+  ...args: Parameters<Transaction<F>['immediate']>
+): ReturnType<F> {
+  endReadSnapshot(db)
+  return transaction.immediate(...args)
 }
 
 /** Whether `db` is inside a transaction that may write (one of its own, not the read snapshot). */

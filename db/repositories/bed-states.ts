@@ -5,7 +5,7 @@ import { BedNotAvailableError, UnknownBedError } from '../../domain/errors.js'
 import type { Principal } from '../../domain/principal.js'
 import type { NewNotification } from '../../domain/ward-events.js'
 import type { BedStatus, HousekeepingState } from '../../schemas/beds.js'
-import { endReadSnapshot } from '../data-version.js'
+import { writeAlone } from '../data-version.js'
 import type { WriteQueue } from '../write-queue.js'
 import { createBedStateReads, type HousekeepingRow, keyOf } from './bed-state-reads.js'
 import { type ChangeLogs, logChange } from './changes.js'
@@ -33,8 +33,7 @@ export function createBedStateRepository(db: Database, opts: BedStateOptions) {
   const reads = createBedStateReads(db, opts.expectedHours)
   const run = <T>(job: () => T): Promise<T> => {
     if (opts.writes) return opts.writes.run(job)
-    endReadSnapshot(db)
-    return Promise.resolve(db.transaction(job).immediate())
+    return Promise.resolve(writeAlone(db, db.transaction(job)))
   }
   const putHousekeeping = db.prepare(
     `INSERT INTO bed_states (facility, bed, state, since, set_by, note) VALUES (?, ?, ?, ?, ?, ?)

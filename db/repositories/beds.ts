@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3'
 import type { Principal } from '../../domain/principal.js'
 import type { WardOccupant } from '../../schemas/ward-occupants.js'
-import { endReadSnapshot } from '../data-version.js'
+import { writeAlone } from '../data-version.js'
 import type { AuditLog } from './audit.js'
 import { createBedStateReads, NO_FACILITY, type StateFields } from './bed-state-reads.js'
 import { toRecord, type WardOccupantRow } from './ward-occupants.js'
@@ -166,15 +166,15 @@ export function createBedRepository(db: Database, expectedHours = 24) {
    */
   function add(bed: KeptBed, now = Date.now(), by?: ListChangedBy): boolean {
     const facility = bed.facility ?? NO_FACILITY
-    endReadSnapshot(db) // its own transaction, committed when it returns
-    return db
-      .transaction(() => {
+    return writeAlone(
+      db,
+      db.transaction(() => {
         const before = listed(bed.facility, bed.bed)
         keep.run(facility, bed.bed, bed.room ?? null, now)
         audit(by, { before, after: listed(bed.facility, bed.bed), bed, at: now })
         return before === null
-      })
-      .immediate()
+      }),
+    )
   }
 
   /**
@@ -191,9 +191,9 @@ export function createBedRepository(db: Database, expectedHours = 24) {
     now = Date.now(),
   ): 'removed' | 'unlisted' | 'occupied' | 'unknown' {
     const key = facility ?? NO_FACILITY
-    endReadSnapshot(db) // its own transaction, committed when it returns
-    return db
-      .transaction(() => {
+    return writeAlone(
+      db,
+      db.transaction(() => {
         const before = listed(facility, bed)
         const unlisted = unkeep.run(key, bed).changes > 0
         if (activeCount.get(facility, bed)) {
@@ -209,8 +209,8 @@ export function createBedRepository(db: Database, expectedHours = 24) {
         const record = board && housekeeping ? { ...board, housekeeping } : board
         audit(by, { before: record, after: null, bed: { facility, bed }, at: now })
         return record === null ? 'unknown' : 'removed'
-      })
-      .immediate()
+      }),
+    )
   }
 
   function kept(): KeptBed[] {

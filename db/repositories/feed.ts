@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3'
 import type { FeedAction, FeedResource } from '../../schemas/events.js'
-import { endReadSnapshot, inWriteTransaction } from '../data-version.js'
+import { inWriteTransaction, writeAlone } from '../data-version.js'
 
 export type { FeedAction, FeedResource }
 
@@ -193,9 +193,7 @@ export function createFeedLog(db: Database) {
       after.all(from, through, limit).map(toEvent),
     /** Inside a write transaction (the write queue's) or on its own. */
     prune(before: number): number {
-      if (inWriteTransaction(db)) return prune(before)
-      endReadSnapshot(db)
-      return prune.immediate(before)
+      return inWriteTransaction(db) ? prune(before) : writeAlone(db, prune, before)
     },
   }
 }

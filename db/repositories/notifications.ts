@@ -3,7 +3,7 @@ import { NotFoundError } from '../../domain/errors.js'
 import type { NewNotification } from '../../domain/ward-events.js'
 import { newId } from '../../lib/ids.js'
 import { DIRECTIONS, type Notification } from '../../schemas/notifications.js'
-import { endReadSnapshot, inWriteTransaction } from '../data-version.js'
+import { inWriteTransaction, writeAlone } from '../data-version.js'
 
 export type { NewNotification }
 
@@ -248,9 +248,7 @@ export function createNotificationRepository(db: Database, options: Notification
 
   return {
     create(input: NewNotification): Notification {
-      if (inWriteTransaction(db)) return insertNotification(input)
-      endReadSnapshot(db)
-      return createAlone.immediate(input)
+      return inWriteTransaction(db) ? insertNotification(input) : writeAlone(db, createAlone, input)
     },
     get: (viewer: Viewer, id: string): Notification => shown(viewer, toRecord(visibleRow(viewer, id))),
     list: (viewer: Viewer, query: Record<string, unknown>) => listPage(viewer, query),
