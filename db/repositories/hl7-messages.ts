@@ -55,14 +55,36 @@ function outcome(status: MessageStatus, extra: Partial<Outcome> = {}): Outcome {
  * only once the commit is durable (the job's promise settles after the fsync).
  */
 export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
-  const insert = db.prepare(
+  // Parameters by position: binding 20 by name looks each one up in the row (some 3 µs a message).
+  const insertRow = db.prepare(
     `INSERT INTO hl7_messages (id, sending_application, sending_facility, control_id, message_type, event, facility,
        encounter, received_at, event_at, status, ack_code, ack, error_field, error, park_code, raw, digest,
        control_id_used_by, read_with)
-     VALUES (:id, :sending_application, :sending_facility, :control_id, :message_type, :event, :facility,
-       :encounter, :received_at, :event_at, :status, :ack_code, :ack, :error_field, :error, :park_code, :raw, :digest,
-       :control_id_used_by, :read_with)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
+  const insert = (r: Hl7MessageRow) =>
+    insertRow.run(
+      r.id,
+      r.sending_application,
+      r.sending_facility,
+      r.control_id,
+      r.message_type,
+      r.event,
+      r.facility,
+      r.encounter,
+      r.received_at,
+      r.event_at,
+      r.status,
+      r.ack_code,
+      r.ack,
+      r.error_field,
+      r.error,
+      r.park_code,
+      r.raw,
+      r.digest,
+      r.control_id_used_by,
+      r.read_with,
+    )
   const sighting = createResendCheck(db)
   const byId = db.prepare<[string], Hl7MessageRow>('SELECT * FROM hl7_messages WHERE id = ?')
   const resolve = db.prepare(
@@ -159,7 +181,7 @@ export function createHl7MessageLog(db: Database, opts: Hl7MessageOptions) {
       read_with: result.status === 'parked' ? input.readWith : null,
       pruned_at: null,
     }
-    insert.run(row)
+    insert(row)
     if (row.status === 'parked') notifyParked(row)
     return { duplicate: false, row }
   }

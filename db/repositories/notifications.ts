@@ -45,7 +45,7 @@ export interface NotificationRepositoryOptions {
 export function createNotificationRepository(db: Database, options: NotificationRepositoryOptions = {}) {
   const insert = db.prepare(
     `INSERT INTO notifications (id, created_at, facility, code, type, title, body, meta, direction, broadcast, recipients, unbound_only)
-     VALUES (:id, :createdAt, :facility, :code, :type, :title, :body, :meta, :direction, :broadcast, :recipients, :unboundOnly)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
   // The addressee row carries the notification's time and audience: its inbox index (migration 9).
   const insertRecipient = db.prepare(
@@ -155,20 +155,20 @@ export function createNotificationRepository(db: Database, options: Notification
       recipients: to.length === 0 ? null : JSON.stringify(to),
       seen_by: '[]',
     }
-    insert.run({
-      id: row.id,
-      createdAt: row.created_at,
-      facility: row.facility,
-      code: row.code,
-      type: row.type,
-      title: row.title,
-      body: row.body,
-      meta: row.meta,
-      direction: row.direction,
-      broadcast: row.broadcast,
-      recipients: row.recipients,
-      unboundOnly: row.unbound_only,
-    })
+    insert.run(
+      row.id,
+      row.created_at,
+      row.facility,
+      row.code,
+      row.type,
+      row.title,
+      row.body,
+      row.meta,
+      row.direction,
+      row.broadcast,
+      row.recipients,
+      row.unbound_only,
+    )
     for (const account of to)
       insertRecipient.run({
         account,
