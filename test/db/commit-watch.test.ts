@@ -163,31 +163,7 @@ t.test('the write queue ends the read snapshot before its own transaction', asyn
   t.equal(other.prepare('SELECT count(*) FROM t').pluck().get(), 2, 'both rows, committed')
 })
 
-t.test("a stream's ticket of a token another connection revoked earlier in the same turn is refused", async (t) => {
-  const path = join(t.testdir(), 'ticket.db')
-  const { app, tokens } = await buildTestApp(t, { DATABASE_PATH: path })
-  const victim = app.tokens.create({ account: 'nurse-x', role: 'read' })
-  const asked = await app.inject({ method: 'POST', url: '/events/tickets', headers: bearer(victim.token) })
-  const { ticket } = asked.json()
-  await nextTurn()
-  const cli = new BetterSqlite3(path)
-  t.teardown(() => cli.close())
-  // The first request of the turn opens its read snapshot; the CLI revokes right after its check.
-  const check = app.tokens.check
-  let revoke = true
-  app.tokens.check = (...args) => {
-    const result = check(...args)
-    if (revoke) cli.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(Date.now(), victim.info.tokenId)
-    revoke = false
-    return result
-  }
-  const first = app.inject({ url: '/beds', headers: bearer(tokens.read) })
-  const stream = app.inject({ url: `/events?ticket=${ticket}`, payloadAsStream: true })
-  t.equal((await first).statusCode, 200)
-  const answer = await stream
-  t.equal(answer.statusCode, 401, 'the ticket is refused: its token was revoked before it came')
-  answer.stream().destroy()
-})
+// A revocation between two requests of one turn, the stream's ticket among them: test/db/turn-check.test.ts.
 
 t.test(
   'a write outside the write queue ends the read snapshot and is on disk when it returns; a stray one is told',

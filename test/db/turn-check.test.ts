@@ -1,0 +1,134 @@
+import { once } from 'node:events'
+import { type AddressInfo, createConnection, createServer, type Socket } from 'node:net'
+import { join } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import t, { type Test } from 'tap'
+import { bearer, buildTestApp } from '../helper.js'
+
+// The requests read in one turn of the event loop are checked once, after the last of them arrived
+// (plugins/db.ts): a revocation committed by another connection between two of them must refuse
+// the later one. These tests make three sockets readable in one turn, in order (a request, a
+// socket whose reading commits the revocation, the victim's request): the server reads them in
+// that order, as the kernel made them ready.
+
+async function connect(port: number): Promise<Socket> {
+  const socket = createConnection({ port, host: '127.0.0.1' })
+  await once(socket, 'connect')
+  return socket
+}
+
+/** The status code of the first answer on `socket` (the status line is enough, also for a stream). */
+function statusOf(socket: Socket): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let text = ''
+    socket.setEncoding('latin1')
+    socket.on('data', function read(chunk: string) {
+      text += chunk
+      const line = /^HTTP\/1\.1 (\d{3})/.exec(text)
+      if (line) {
+        socket.off('data', read)
+        resolve(Number(line[1]))
+      }
+    })
+    socket.once('error', reject)
+  })
+}
+
+const get = (path: string, token?: string) =>
+  `GET ${path} HTTP/1.1\r\nhost: test\r\n${token ? `authorization: Bearer ${token}\r\n` : ''}\r\n`
+
+/**
+ * A server (HTTP on `port`) and a trigger: bytes on the trigger's socket run `whenRead` in the
+ * server's process, between the reads of the sockets written before and after it.
+ */
+async function sockets(t: Test, port: number, whenRead: () => void) {
+  const trigger = createServer((socket) => socket.on('data', whenRead))
+  trigger.listen(0, '127.0.0.1')
+  await once(trigger, 'listening')
+  const [first, pull, victim] = await Promise.all([
+    connect(port),
+    connect((trigger.address() as AddressInfo).port),
+    connect(port),
+  ])
+  // Let the server accept all three before anything is written.
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.teardown(() => {
+    for (const socket of [first, pull, victim]) socket.destroy()
+    trigger.close()
+  })
+  return { first, pull, victim }
+}
+
+async function server(t: Test) {
+  const path = join(t.testdir(), 'turn.db')
+  const { app, tokens } = await buildTestApp(t, { DATABASE_PATH: path })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const cli = new BetterSqlite3(path) // another connection, as the CLI's
+  t.teardown(() => cli.close())
+  const port = (app.server.address() as AddressInfo).port
+  return { app, tokens, cli, port }
+}
+
+t.test('a token revoked between two requests of one turn refuses the later one', async (t) => {
+  const { app, tokens, cli, port } = await server(t)
+  const victim = app.tokens.create({ account: 'nurse-x', role: 'read' })
+  const path = '/ward-occupants?$limit=1'
+  const {
+    first,
+    pull,
+    victim: late,
+  } = await sockets(t, port, () =>
+    cli.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(Date.now(), victim.info.tokenId),
+  )
+  // Remembered as accepted first: the refusal must come from the file, not from a cold cache.
+  const warm = await app.inject({ url: path, headers: bearer(victim.token) })
+  t.equal(warm.statusCode, 200)
+  const answers = [statusOf(first), statusOf(late)]
+  // One synchronous run: the kernel has the three sockets readable, in this order, when the
+  // server's turn reads them.
+  first.write(get(path, tokens.read))
+  pull.write('x')
+  late.write(get(path, victim.token))
+  const [firstStatus, lateStatus] = await Promise.all(answers)
+  t.equal(firstStatus, 200, 'another token is not concerned')
+  t.equal(lateStatus, 401, 'the request that came after the revocation is refused')
+})
+
+t.test("a stream's ticket whose token was revoked between two requests of one turn is refused", async (t) => {
+  const { app, tokens, cli, port } = await server(t)
+  const victim = app.tokens.create({ account: 'nurse-x', role: 'read' })
+  const asked = await app.inject({ method: 'POST', url: '/events/tickets', headers: bearer(victim.token) })
+  const { ticket } = asked.json()
+  const {
+    first,
+    pull,
+    victim: late,
+  } = await sockets(t, port, () =>
+    cli.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(Date.now(), victim.info.tokenId),
+  )
+  const answers = [statusOf(first), statusOf(late)]
+  first.write(get('/beds', tokens.read))
+  pull.write('x')
+  late.write(get(`/events?ticket=${ticket}`))
+  const [firstStatus, lateStatus] = await Promise.all(answers)
+  t.equal(firstStatus, 200)
+  t.equal(lateStatus, 401, 'the ticket is refused: its token was revoked before the stream was asked')
+})
+
+t.test('an account blocked between two requests of one turn is refused on the later one', async (t) => {
+  const { tokens, cli, port } = await server(t)
+  const {
+    first,
+    pull,
+    victim: late,
+  } = await sockets(t, port, () =>
+    cli.prepare('INSERT INTO blocked_accounts (account, blocked_at) VALUES (?, ?)').run('nurse-all', Date.now()),
+  )
+  const answers = [statusOf(first), statusOf(late)]
+  first.write(get('/beds', tokens.read))
+  pull.write('x')
+  late.write(get('/beds', tokens.write)) // nurse-all's token
+  const [firstStatus, lateStatus] = await Promise.all(answers)
+  t.equal(firstStatus, 200)
+  t.equal(lateStatus, 401, "the blocked account's request is refused")
+})
