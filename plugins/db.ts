@@ -23,6 +23,7 @@ import { FAULT_MESSAGES, StorageState } from '../db/storage-faults.js'
 import { withTokenCache } from '../db/token-cache.js'
 import { openWalSync, type WalSync } from '../db/wal-sync.js'
 import { createWriteQueue, type WriteQueue } from '../db/write-queue.js'
+import { createTurnBatch } from '../http/turn-batch.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -167,6 +168,9 @@ function createRepositories(
 // Litestream's checkpoints hold the write lock for milliseconds every few seconds: a wait is worth
 // a warning only when it lasts.
 const LOCK_WARN_AFTER_MS = 1000
+// The most requests of one turn that go on after one look at the file (http/turn-batch.ts): a
+// burst of pipelined requests holds the turn's first answers back by at most this many routes.
+const TURN_BATCH_SIZE = 64
 
 /** Once per wait that lasts: writes wait for another process's lock; and when they go on, or were refused. */
 function logLockWaits(fastify: FastifyInstance, queue: WriteQueue, file: string, busyTimeoutMs: number): void {
@@ -251,26 +255,25 @@ export default fp<DbPluginOptions>(
         `${file}: a write ran inside a read transaction; it is committed, but its answer may have left before its sync`,
       ),
     )
-    // The requests read from the sockets in one turn of the event loop go on together once the turn's
-    // I/O is done (setImmediate runs after it): one look at the file, taken after the last of them
-    // arrived, is as fresh for each as a look of its own, where a look per request cost a system
-    // call each (a `pread` of the WAL-index header, a sixth of a read by id). Their token checks
-    // follow in the same synchronous run and use that look (data-version.ts remembers it until the
-    // next microtask).
-    let arrived: (() => void)[] = []
-    const goOnTogether = () => {
-      const ready = arrived
-      arrived = []
-      try {
-        dataVersion()
-      } catch {
-        // An unreadable database: the route's own reads report it (/health answers 503), and the
-        // token check asks again.
-      }
-      for (const goOn of ready) goOn()
-    }
-    fastify.addHook('onRequest', function readsFromNow(_request, _reply, done) {
-      if (arrived.push(done) === 1) setImmediate(goOnTogether)
+    // The requests read from the sockets in one turn go on together once the turn's I/O is done,
+    // after one look at the file (http/turn-batch.ts): a look per request cost a system call each
+    // (a `pread` of the WAL-index header, a sixth of a read by id). Their token checks follow in
+    // the same synchronous run and use that look (data-version.ts remembers it until the next
+    // microtask); the read snapshot it opened ends right after them, in the same turn.
+    const hold = createTurnBatch({
+      look() {
+        try {
+          dataVersion()
+        } catch {
+          // An unreadable database: the route's own reads report it (/health answers 503), and the
+          // token check asks again.
+        }
+      },
+      end: () => endReadSnapshot(db),
+      batchSize: TURN_BATCH_SIZE,
+    })
+    fastify.addHook('onRequest', function readsFromNow(_request, reply, done) {
+      hold({ goOn: done, fail: (error) => reply.send(error) })
     })
     // Whatever the connection read may come from a commit whose sync is still running: no answer
     // leaves before it is on disk (only answers sent between a commit and its sync ever wait).

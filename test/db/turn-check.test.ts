@@ -41,8 +41,14 @@ const get = (path: string, token?: string) =>
  * A server (HTTP on `port`) and a trigger: bytes on the trigger's socket run `whenRead` in the
  * server's process, between the reads of the sockets written before and after it.
  */
-async function sockets(t: Test, port: number, whenRead: () => void) {
-  const trigger = createServer((socket) => socket.on('data', whenRead))
+async function sockets(t: Test, port: number, turn: () => number, whenRead: () => void) {
+  const triggeredIn: number[] = []
+  const trigger = createServer((socket) =>
+    socket.on('data', () => {
+      triggeredIn.push(turn())
+      whenRead()
+    }),
+  )
   trigger.listen(0, '127.0.0.1')
   await once(trigger, 'listening')
   const [first, pull, victim] = await Promise.all([
@@ -56,7 +62,22 @@ async function sockets(t: Test, port: number, whenRead: () => void) {
     for (const socket of [first, pull, victim]) socket.destroy()
     trigger.close()
   })
-  return { first, pull, victim }
+  return { first, pull, victim, triggeredIn }
+}
+
+/** Counts the turns of the event loop (one more at each check phase) while the test runs. */
+function turns(t: Test) {
+  let turn = 0
+  let stopped = false
+  const tick = () => {
+    turn++
+    if (!stopped) setImmediate(tick)
+  }
+  setImmediate(tick)
+  t.teardown(() => {
+    stopped = true
+  })
+  return () => turn
 }
 
 async function server(t: Test) {
@@ -66,18 +87,29 @@ async function server(t: Test) {
   const cli = new BetterSqlite3(path) // another connection, as the CLI's
   t.teardown(() => cli.close())
   const port = (app.server.address() as AddressInfo).port
-  return { app, tokens, cli, port }
+  // The turn in which each request was read (Node's 'request' event, as the parser finishes it).
+  const turn = turns(t)
+  const readIn: number[] = []
+  app.server.on('request', () => readIn.push(turn()))
+  return { app, tokens, cli, port, readIn, turn }
+}
+
+/** The test means something only if the three sockets were read in one turn. */
+function sameTurn(t: Test, readIn: number[], triggeredIn: number[]) {
+  t.equal(triggeredIn.length, 1)
+  t.same([readIn.at(-2), triggeredIn[0], readIn.at(-1)], Array(3).fill(triggeredIn[0]), 'all three read in one turn')
 }
 
 t.test('a token revoked between two requests of one turn refuses the later one', async (t) => {
-  const { app, tokens, cli, port } = await server(t)
+  const { app, tokens, cli, port, readIn, turn } = await server(t)
   const victim = app.tokens.create({ account: 'nurse-x', role: 'read' })
   const path = '/ward-occupants?$limit=1'
   const {
     first,
     pull,
     victim: late,
-  } = await sockets(t, port, () =>
+    triggeredIn,
+  } = await sockets(t, port, turn, () =>
     cli.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(Date.now(), victim.info.tokenId),
   )
   // Remembered as accepted first: the refusal must come from the file, not from a cold cache.
@@ -92,10 +124,11 @@ t.test('a token revoked between two requests of one turn refuses the later one',
   const [firstStatus, lateStatus] = await Promise.all(answers)
   t.equal(firstStatus, 200, 'another token is not concerned')
   t.equal(lateStatus, 401, 'the request that came after the revocation is refused')
+  sameTurn(t, readIn, triggeredIn)
 })
 
 t.test("a stream's ticket whose token was revoked between two requests of one turn is refused", async (t) => {
-  const { app, tokens, cli, port } = await server(t)
+  const { app, tokens, cli, port, readIn, turn } = await server(t)
   const victim = app.tokens.create({ account: 'nurse-x', role: 'read' })
   const asked = await app.inject({ method: 'POST', url: '/events/tickets', headers: bearer(victim.token) })
   const { ticket } = asked.json()
@@ -103,7 +136,8 @@ t.test("a stream's ticket whose token was revoked between two requests of one tu
     first,
     pull,
     victim: late,
-  } = await sockets(t, port, () =>
+    triggeredIn,
+  } = await sockets(t, port, turn, () =>
     cli.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(Date.now(), victim.info.tokenId),
   )
   const answers = [statusOf(first), statusOf(late)]
@@ -113,15 +147,17 @@ t.test("a stream's ticket whose token was revoked between two requests of one tu
   const [firstStatus, lateStatus] = await Promise.all(answers)
   t.equal(firstStatus, 200)
   t.equal(lateStatus, 401, 'the ticket is refused: its token was revoked before the stream was asked')
+  sameTurn(t, readIn, triggeredIn)
 })
 
 t.test('an account blocked between two requests of one turn is refused on the later one', async (t) => {
-  const { tokens, cli, port } = await server(t)
+  const { tokens, cli, port, readIn, turn } = await server(t)
   const {
     first,
     pull,
     victim: late,
-  } = await sockets(t, port, () =>
+    triggeredIn,
+  } = await sockets(t, port, turn, () =>
     cli.prepare('INSERT INTO blocked_accounts (account, blocked_at) VALUES (?, ?)').run('nurse-all', Date.now()),
   )
   const answers = [statusOf(first), statusOf(late)]
@@ -131,4 +167,14 @@ t.test('an account blocked between two requests of one turn is refused on the la
   const [firstStatus, lateStatus] = await Promise.all(answers)
   t.equal(firstStatus, 200)
   t.equal(lateStatus, 401, "the blocked account's request is refused")
+  sameTurn(t, readIn, triggeredIn)
+})
+
+t.test("the read snapshot a turn's requests read in is given back in that turn", async (t) => {
+  const { app, tokens } = await server(t)
+  const answer = await app.inject({ url: '/beds', headers: bearer(tokens.read) })
+  t.equal(answer.statusCode, 200)
+  // A timer runs in the next turn, before its requests: no read lock of the last turn is held.
+  await new Promise((resolve) => setTimeout(resolve, 1))
+  t.notOk(app.db.inTransaction, 'no read transaction left open into the next turn')
 })
