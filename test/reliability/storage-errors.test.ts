@@ -7,6 +7,17 @@ import { buildLoggedApp } from './fault-helpers.js'
 
 const occupant = { encounter: 'e-1', bed: 'B-1', occupiedBy: 'p' }
 
+/** Overwrites the first page of `table` with garbage (the file closed cleanly: no -wal). */
+function damageRootPage(path: string, table: string): void {
+  const plain = new BetterSqlite3(path, { readonly: true })
+  const root = plain.prepare('SELECT rootpage FROM sqlite_schema WHERE name = ?').pluck().get(table) as number
+  const pageSize = plain.pragma('page_size', { simple: true }) as number
+  plain.close()
+  const fd = openSync(path, 'r+')
+  writeSync(fd, Buffer.alloc(pageSize, 0xa5), 0, pageSize, (root - 1) * pageSize)
+  closeSync(fd)
+}
+
 t.test(
   'a read-only database: 503 STORAGE_READ_ONLY, /health 503, one error log; writable again, all is well',
   async (t) => {
@@ -72,14 +83,7 @@ t.test('a damaged file: 503 STORAGE_CORRUPT on what touches the damage, writes r
     }
     await app.close()
   }
-  // Overwrite the first page of the ward_occupants table with garbage (closed cleanly: no -wal).
-  const plain = new BetterSqlite3(path, { readonly: true })
-  const root = plain.prepare(`SELECT rootpage FROM sqlite_schema WHERE name = 'ward_occupants'`).pluck().get() as number
-  const pageSize = plain.pragma('page_size', { simple: true }) as number
-  plain.close()
-  const fd = openSync(path, 'r+')
-  writeSync(fd, Buffer.alloc(pageSize, 0xa5), 0, pageSize, (root - 1) * pageSize)
-  closeSync(fd)
+  damageRootPage(path, 'ward_occupants')
 
   const { app, token, errors } = await buildLoggedApp(t, { DATABASE_PATH: path })
   const write = bearer(token('nurse-2', 'write'))
@@ -94,4 +98,23 @@ t.test('a damaged file: 503 STORAGE_CORRUPT on what touches the damage, writes r
   t.equal((await app.inject({ url: '/form-templates', headers: write })).statusCode, 200, 'undamaged reads go on')
   t.equal(errors().length, 1, 'one error log')
   t.match(errors()[0], { file: path, fault: 'corrupt' })
+})
+
+t.test("/health with the operator's token on a damaged tokens table: 503 without details, not 500", async (t) => {
+  const path = join(t.testdir(), 'tokens-damaged.db')
+  let admin: string
+  {
+    const { app, token } = await buildLoggedApp(t, { DATABASE_PATH: path })
+    admin = token('operator', 'admin')
+    // Enough tokens that the table has pages of its own beyond its root.
+    for (let i = 0; i < 40; i++) token(`nurse-${i}`, 'write')
+    await app.close()
+  }
+  damageRootPage(path, 'tokens')
+
+  const { app } = await buildLoggedApp(t, { DATABASE_PATH: path })
+  const health = await app.inject({ url: '/health', headers: bearer(admin) })
+  t.equal(health.statusCode, 503, 'the token cannot be read: the status alone, as for anyone')
+  t.match(health.json(), { status: 'unavailable', database: 'corrupt' })
+  t.notOk('message' in health.json(), 'no details for a token that could not be checked')
 })
