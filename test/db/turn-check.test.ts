@@ -41,7 +41,7 @@ const get = (path: string, token?: string) =>
  * A server (HTTP on `port`) and a trigger: bytes on the trigger's socket run `whenRead` in the
  * server's process, between the reads of the sockets written before and after it.
  */
-async function sockets(t: Test, port: number, turn: () => number, whenRead: () => void) {
+async function socketsWithTrigger(t: Test, port: number, turn: () => number, whenRead: () => void) {
   const triggeredIn: number[] = []
   const trigger = createServer((socket) =>
     socket.on('data', () => {
@@ -94,80 +94,72 @@ async function server(t: Test) {
   return { app, tokens, cli, port, readIn, turn }
 }
 
-/** The test means something only if the three sockets were read in one turn. */
-function sameTurn(t: Test, readIn: number[], triggeredIn: number[]) {
-  t.equal(triggeredIn.length, 1)
-  t.same([readIn.at(-2), triggeredIn[0], readIn.at(-1)], Array(3).fill(triggeredIn[0]), 'all three read in one turn')
+type Server = Awaited<ReturnType<typeof server>>
+
+/**
+ * Writes `first`, a byte on the trigger's socket (which runs `commit` through the CLI's connection)
+ * and `late`, in one synchronous run: the kernel has the three sockets readable, in this order,
+ * when the server's turn reads them. Answers the two requests' status codes, after checking that
+ * the three were read in one turn (else the test would mean nothing).
+ */
+async function betweenTwoRequests(t: Test, s: Server, commit: () => void, first: string, late: string) {
+  const sockets = await socketsWithTrigger(t, s.port, s.turn, commit)
+  const answers = Promise.all([statusOf(sockets.first), statusOf(sockets.victim)])
+  sockets.first.write(first)
+  sockets.pull.write('x')
+  sockets.victim.write(late)
+  const statuses = await answers
+  t.equal(sockets.triggeredIn.length, 1)
+  const [turn] = sockets.triggeredIn
+  t.same([s.readIn.at(-2), turn, s.readIn.at(-1)], [turn, turn, turn], 'all three read in one turn')
+  return statuses
 }
 
+const revoke = (s: Server, tokenId: string) => () =>
+  s.cli.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(Date.now(), tokenId)
+
 t.test('a token revoked between two requests of one turn refuses the later one', async (t) => {
-  const { app, tokens, cli, port, readIn, turn } = await server(t)
-  const victim = app.tokens.create({ account: 'nurse-x', role: 'read' })
+  const s = await server(t)
+  const victim = s.app.tokens.create({ account: 'nurse-x', role: 'read' })
   const path = '/ward-occupants?$limit=1'
-  const {
-    first,
-    pull,
-    victim: late,
-    triggeredIn,
-  } = await sockets(t, port, turn, () =>
-    cli.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(Date.now(), victim.info.tokenId),
-  )
   // Remembered as accepted first: the refusal must come from the file, not from a cold cache.
-  const warm = await app.inject({ url: path, headers: bearer(victim.token) })
+  const warm = await s.app.inject({ url: path, headers: bearer(victim.token) })
   t.equal(warm.statusCode, 200)
-  const answers = [statusOf(first), statusOf(late)]
-  // One synchronous run: the kernel has the three sockets readable, in this order, when the
-  // server's turn reads them.
-  first.write(get(path, tokens.read))
-  pull.write('x')
-  late.write(get(path, victim.token))
-  const [firstStatus, lateStatus] = await Promise.all(answers)
-  t.equal(firstStatus, 200, 'another token is not concerned')
-  t.equal(lateStatus, 401, 'the request that came after the revocation is refused')
-  sameTurn(t, readIn, triggeredIn)
+  const [first, late] = await betweenTwoRequests(
+    t,
+    s,
+    revoke(s, victim.info.tokenId),
+    get(path, s.tokens.read),
+    get(path, victim.token),
+  )
+  t.equal(first, 200, 'another token is not concerned')
+  t.equal(late, 401, 'the request that came after the revocation is refused')
 })
 
 t.test("a stream's ticket whose token was revoked between two requests of one turn is refused", async (t) => {
-  const { app, tokens, cli, port, readIn, turn } = await server(t)
-  const victim = app.tokens.create({ account: 'nurse-x', role: 'read' })
-  const asked = await app.inject({ method: 'POST', url: '/events/tickets', headers: bearer(victim.token) })
+  const s = await server(t)
+  const victim = s.app.tokens.create({ account: 'nurse-x', role: 'read' })
+  const asked = await s.app.inject({ method: 'POST', url: '/events/tickets', headers: bearer(victim.token) })
   const { ticket } = asked.json()
-  const {
-    first,
-    pull,
-    victim: late,
-    triggeredIn,
-  } = await sockets(t, port, turn, () =>
-    cli.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').run(Date.now(), victim.info.tokenId),
+  const [first, late] = await betweenTwoRequests(
+    t,
+    s,
+    revoke(s, victim.info.tokenId),
+    get('/beds', s.tokens.read),
+    get(`/events?ticket=${ticket}`),
   )
-  const answers = [statusOf(first), statusOf(late)]
-  first.write(get('/beds', tokens.read))
-  pull.write('x')
-  late.write(get(`/events?ticket=${ticket}`))
-  const [firstStatus, lateStatus] = await Promise.all(answers)
-  t.equal(firstStatus, 200)
-  t.equal(lateStatus, 401, 'the ticket is refused: its token was revoked before the stream was asked')
-  sameTurn(t, readIn, triggeredIn)
+  t.equal(first, 200)
+  t.equal(late, 401, 'the ticket is refused: its token was revoked before the stream was asked')
 })
 
 t.test('an account blocked between two requests of one turn is refused on the later one', async (t) => {
-  const { tokens, cli, port, readIn, turn } = await server(t)
-  const {
-    first,
-    pull,
-    victim: late,
-    triggeredIn,
-  } = await sockets(t, port, turn, () =>
-    cli.prepare('INSERT INTO blocked_accounts (account, blocked_at) VALUES (?, ?)').run('nurse-all', Date.now()),
-  )
-  const answers = [statusOf(first), statusOf(late)]
-  first.write(get('/beds', tokens.read))
-  pull.write('x')
-  late.write(get('/beds', tokens.write)) // nurse-all's token
-  const [firstStatus, lateStatus] = await Promise.all(answers)
-  t.equal(firstStatus, 200)
-  t.equal(lateStatus, 401, "the blocked account's request is refused")
-  sameTurn(t, readIn, triggeredIn)
+  const s = await server(t)
+  const block = () =>
+    s.cli.prepare('INSERT INTO blocked_accounts (account, blocked_at) VALUES (?, ?)').run('nurse-all', Date.now())
+  // nurse-all's token is the write token.
+  const [first, late] = await betweenTwoRequests(t, s, block, get('/beds', s.tokens.read), get('/beds', s.tokens.write))
+  t.equal(first, 200)
+  t.equal(late, 401, "the blocked account's request is refused")
 })
 
 t.test("the read snapshot a turn's requests read in is given back in that turn", async (t) => {
