@@ -121,10 +121,11 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
    * facility, the operator's: any other request, a bad token included, gets the status alone, so
    * the route tells nothing about a token either (it is outside the authenticated scope, with no
    * throttle of failures, and needs none: every answer but an admin's is the same). A blocked
-   * account is refused here as everywhere.
+   * account is refused here as everywhere. 'unchecked': the check failed for a reason that is not
+   * a storage fault (which the storage state reports); the service cannot tell anyone's token then.
    */
-  function detailsAllowed(authorization: string | undefined): boolean {
-    const token = /^bearer +(\S+)$/i.exec(authorization ?? '')?.[1]
+  function detailsAllowed(request: FastifyRequest): boolean | 'unchecked' {
+    const token = /^bearer +(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
     if (token === undefined) return false
     try {
       const result = fastify.tokens.check(token)
@@ -132,9 +133,11 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
       return !fastify.repos.blockedAccounts.isBlocked(result.principal.account)
     } catch (error) {
       // A database that cannot tell the token cannot be healthy either: the check below says why,
-      // to everyone alike, since the token could not be checked.
-      fastify.storage.report(error)
-      return false
+      // to everyone alike, since the token could not be checked. Any other failure would answer
+      // every authenticated request 500 while /health said ok: it is logged, and answered 503.
+      if (fastify.storage.report(error) !== null) return false
+      request.log.error({ err: error }, 'health: the token check failed')
+      return 'unchecked'
     }
   }
 
@@ -182,9 +185,12 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function healthRoutes(fast
     async function health(request, reply) {
       // One URL, two answers: caches must not give an admin's answer to anyone else.
       reply.header('vary', 'authorization')
-      const detailed = detailsAllowed(request.headers.authorization)
+      const allowed = detailsAllowed(request)
+      const detailed = allowed === true
       if (detailed) reply.header('cache-control', 'no-store')
-      const trouble = unhealthy(request)
+      const trouble =
+        unhealthy(request) ??
+        (allowed === 'unchecked' ? { status: 'unavailable' as const, database: 'unreachable' } : null)
       if (trouble !== null) {
         // Without the details: the fault's word and stable code, never its text (paths, hosts).
         const { status, database, code } = trouble
